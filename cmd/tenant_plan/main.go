@@ -1,0 +1,33 @@
+// Command tenant_plan is the Ansible module that derives every identifier of a tenant from its
+// name and index (ADR-0002). It does no I/O and never changes anything.
+package main
+
+import (
+	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/plan"
+)
+
+var spec = module.Spec{
+	SupportsCheckMode: true,
+	Options: map[string]*module.Option{
+		"name":  {Type: module.TypeStr, Required: true},
+		"index": {Type: module.TypeInt, Required: true},
+		"site":  {Type: module.TypeDict, Default: map[string]any{}},
+		"vms":   {Type: module.TypeInt, Default: 1},
+		"vnets": {Type: module.TypeInt, Default: 1},
+	},
+}
+
+func handle(m *module.Module) (module.Result, error) {
+	site, err := plan.SiteFromMap(m.Dict("site"))
+	if err != nil {
+		return module.Result{}, err
+	}
+	t, err := site.Tenant(m.Str("name"), m.Int("index"), m.Int("vms"), m.Int("vnets"))
+	if err != nil {
+		return module.Result{}, err
+	}
+	return module.Result{Values: map[string]any{"tenant": t.Map(), "site": site.Map()}}, nil
+}
+
+func main() { module.Run(spec, handle) }

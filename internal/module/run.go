@@ -1,0 +1,222 @@
+package module
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+)
+
+// Diff is one before/after pair, in the shape Ansible's diff callback prints.
+type Diff struct {
+	Before       any    `json:"before"`
+	After        any    `json:"after"`
+	BeforeHeader string `json:"before_header,omitempty"`
+	AfterHeader  string `json:"after_header,omitempty"`
+}
+
+// Result is what a handler returns on success.
+type Result struct {
+	Changed bool
+	Msg     string
+	// Diffs are emitted only in diff mode: one as a dict, several as a list.
+	Diffs []Diff
+	// Values are merged at the top level of the result.
+	Values map[string]any
+}
+
+// Handler does the module's work.
+type Handler func(m *Module) (Result, error)
+
+// failure is an error that carries extra return values.
+type failure struct {
+	msg    string
+	values map[string]any
+}
+
+func (f *failure) Error() string { return f.msg }
+
+// Fail builds an error that fails the module with msg and the extra values.
+func Fail(msg string, values map[string]any) error { return &failure{msg: msg, values: values} }
+
+// Run is a module's whole main(): it reads the args file named by os.Args[1], validates it, calls
+// h, prints exactly one JSON object on stdout and exits 0, or 1 when the module failed.
+func Run(spec Spec, h Handler) {
+	// Anything a library prints to stdout would corrupt the one JSON object Ansible reads, so
+	// stdout is handed only to the final write.
+	stdout := os.Stdout
+	os.Stdout = os.Stderr
+	argsFile := ""
+	if len(os.Args) > 1 {
+		argsFile = os.Args[1]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	result, code := execute(ctx, argsFile, os.Getenv, spec, h)
+	stop()
+	out, err := json.Marshal(result)
+	if err != nil {
+		out = []byte(`{"failed": true, "changed": false, "msg": "module result could not be encoded as JSON"}`)
+		code = 1
+	}
+	_, _ = stdout.Write(append(out, '\n'))
+	os.Exit(code)
+}
+
+// Execute is Run without the process, for tests: it returns the result object and exit code.
+func Execute(argsFile string, getenv func(string) string, spec Spec, h Handler) (map[string]any, int) {
+	return execute(context.Background(), argsFile, getenv, spec, h)
+}
+
+func execute(ctx context.Context, argsFile string, getenv func(string) string, spec Spec, h Handler) (result map[string]any, code int) {
+	name := moduleName()
+	m := &Module{Name: name, ctx: ctx, mask: newMasker(nil)}
+	defer func() {
+		// A panic is a failed result, never a stack trace on stdout.
+		if r := recover(); r != nil {
+			result, code = m.finish(spec, nil, fmt.Errorf("module %s failed unexpectedly: %v", name, r))
+		}
+	}()
+
+	raw, err := readArgs(argsFile)
+	if err != nil {
+		return m.finish(spec, nil, err)
+	}
+	if n, ok := raw["_ansible_module_name"].(string); ok && n != "" {
+		m.Name = n
+	}
+	m.CheckMode = flag(raw, "_ansible_check_mode")
+	m.DiffMode = flag(raw, "_ansible_diff")
+	if v, err := toInt(raw["_ansible_verbosity"]); err == nil {
+		m.Verbosity = v
+	}
+	m.AnsibleVersion, _ = raw["_ansible_version"].(string)
+	m.TmpDir, _ = raw["_ansible_tmpdir"].(string)
+
+	v := &validator{module: m.Name, getenv: getenv}
+	params := v.validateOptions(spec.Options, raw, "", spec.rules())
+	m.mask.add(v.secrets...)
+	m.warnings = append(m.warnings, v.warnings...)
+	m.Params = params
+	m.given = v.given
+	if len(v.errs) > 0 {
+		return m.finish(spec, nil, errors.New(joinErrors(v.errs)))
+	}
+	if m.CheckMode && !spec.SupportsCheckMode {
+		// The controller never refuses check mode for a binary module, so the module does.
+		return m.finish(spec, &Result{Values: map[string]any{"skipped": true}, Msg: fmt.Sprintf("remote module (%s) does not support check mode", m.Name)}, nil)
+	}
+	res, err := h(m)
+	if err != nil {
+		return m.finish(spec, &res, err)
+	}
+	return m.finish(spec, &res, nil)
+}
+
+func joinErrors(errs []string) string {
+	out := errs[0]
+	for _, e := range errs[1:] {
+		out += "; " + e
+	}
+	return out
+}
+
+// finish builds the result object, masking every secret in every part of it.
+func (m *Module) finish(spec Spec, res *Result, err error) (map[string]any, int) {
+	out := map[string]any{"changed": false, "failed": false}
+	if res != nil {
+		for k, v := range res.Values {
+			out[k] = v
+		}
+		out["changed"] = res.Changed
+		if res.Msg != "" {
+			out["msg"] = res.Msg
+		}
+		if m.DiffMode && len(res.Diffs) > 0 {
+			if len(res.Diffs) == 1 {
+				out["diff"] = res.Diffs[0]
+			} else {
+				out["diff"] = res.Diffs
+			}
+		}
+	}
+	code := 0
+	if err != nil {
+		var f *failure
+		if errors.As(err, &f) {
+			for k, v := range f.values {
+				out[k] = v
+			}
+		}
+		out["failed"] = true
+		out["msg"] = err.Error()
+		code = 1
+		// A failed write may still have changed something; a handler says so in res.Changed.
+	}
+	if len(m.warnings) > 0 {
+		out["warnings"] = m.warnings
+	}
+	if len(m.deprecations) > 0 {
+		out["deprecations"] = m.deprecations
+	}
+	// Round-trip through JSON so structs and typed slices are masked like everything else.
+	generic := jsonRoundTrip(out)
+	masked, ok := m.mask.value(normalizeNumbers(generic)).(map[string]any)
+	if !ok {
+		masked = map[string]any{"failed": true, "changed": false, "msg": "module result is not an object"}
+		code = 1
+	}
+	if m.Params != nil {
+		masked["invocation"] = map[string]any{"module_args": m.mask.invocation(spec.Options, m.Params)}
+	}
+	// failed and changed are booleans whatever a handler put in Values.
+	masked["failed"] = code != 0
+	if _, isBool := masked["changed"].(bool); !isBool {
+		masked["changed"] = false
+	}
+	return masked, code
+}
+
+func flag(raw map[string]any, key string) bool {
+	b, err := toBool(raw[key])
+	return err == nil && b
+}
+
+// readArgs reads the args file. Ansible writes the options as a flat JSON object; the wrapped
+// form {"ANSIBLE_MODULE_ARGS": {...}} (used by some test harnesses) is accepted too.
+func readArgs(path string) (map[string]any, error) {
+	if path == "" {
+		return nil, errors.New("no argument file given: Ansible runs a binary module with the path of a JSON file of its options")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the argument file: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	data, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading the argument file: %w", err)
+	}
+	var raw map[string]any
+	if err := decodeJSON(data, &raw); err != nil {
+		return nil, fmt.Errorf("the argument file is not a JSON object: %w", err)
+	}
+	if raw == nil {
+		return nil, errors.New("the argument file is not a JSON object: it holds null")
+	}
+	if inner, ok := raw["ANSIBLE_MODULE_ARGS"].(map[string]any); ok && len(raw) == 1 {
+		raw = inner
+	}
+	return raw, nil
+}
+
+func moduleName() string {
+	if len(os.Args) > 0 && os.Args[0] != "" {
+		return filepath.Base(os.Args[0])
+	}
+	return "module"
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs everything the build, the tests and the demo need on a fresh Debian 12 machine, as root:
+# Debian packages (servers are NOT started: policy-rc.d refuses), golangci-lint, the Go modules.
+# The Python tools go into .venv through `make venv` (mk/ansible.mk). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  # DNS: PowerDNS (sqlite backend), BIND, Unbound, dig/nsupdate
+  pdns-server pdns-backend-sqlite3 sqlite3 bind9 bind9-dnsutils unbound
+  # data plane: namespaces, nftables, ping
+  iproute2 nftables iputils-ping
+  # the QEMU guest for kernel features the host lacks (VRF, 802.1Q, VLAN-aware bridges)
+  qemu-system-x86 busybox-static
+  # FRR for EVPN checks; curl for the PowerDNS API and pvesim from scripts
+  frr curl ca-certificates make git
+)
+
+# A package's postinst must never start its daemon here: an unbound started as a service would
+# query the real root servers. 101 = "action forbidden by policy".
+if [ ! -x /usr/sbin/policy-rc.d ] || ! grep -q 'exit 101' /usr/sbin/policy-rc.d; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod 755 /usr/sbin/policy-rc.d
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Debian's packages ship units that would start on boot; stop nothing, just make sure none runs
+# from this install (policy-rc.d above) and that the tests own every server they use.
+
+GOLANGCI_LINT_VERSION=v2.15.0
+if ! command -v golangci-lint >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/golangci-lint" ]; then
+  go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@${GOLANGCI_LINT_VERSION}"
+fi
+
+go mod download
+echo "install-deps: done"
