@@ -75,3 +75,10 @@ clean:
 	rm -f $(addprefix $(BIN_DIR)/,$(MODULES)) $(BIN_DIR)/*_linux_* $(BIN_DIR)/*_darwin_*
 	rm -rf $(ROOT)/bin $(ROOT)/dist
 
+
+# The demo (README's first command): pvesim, the DNS lab and tdemo end to end.
+.PHONY: demo demo-down
+demo: build tools venv
+	bash $(ROOT)/scripts/demo.sh up
+demo-down:
+	bash $(ROOT)/scripts/demo.sh down
