@@ -1,0 +1,96 @@
+#!/bin/bash
+# test/guest/run.sh: run Go packages' tests inside a throw-away QEMU guest whose kernel has
+# what the CI host's lacks (VRF). Debian cloud kernel (apt-get download + dpkg-deb -x, cached),
+# busybox initramfs with iproute2's ip, iputils ping and nft, static `go test -c` binaries;
+# QEMU TCG with -nic none (no guest networking). Every test creates its own network namespaces
+# inside the guest; DEEVNET_GUEST=1 tells them a missing kernel feature is a failure there.
+#   usage: test/guest/run.sh [go test flags for the guest, default: -test.v]
+#   env:   GUEST_PKGS  packages               (default: ./internal/route ./internal/netlab)
+#          GUEST_RUN   test regexp            (default: all tests)
+#          GUEST_BENCH benchmark regexp       (default: none)
+#          ACCEL=tcg|kvm, FLAVOUR=cloud-amd64, GUEST_TIMEOUT=600 (seconds), GUEST_MEM=1024 (MiB)
+# Needs: qemu-system-x86 busybox-static iproute2, apt sources (for apt-get download), Go.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
+FLAVOUR=${FLAVOUR:-cloud-amd64}
+ACCEL=${ACCEL:-tcg}
+W=$(mktemp -d /tmp/dvt-guest.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$CACHE"
+ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+
+# 1. kernel: the .deb unpacked, no postinst, nothing under /boot
+t=$(date +%s%N)
+PKG=$(apt-cache depends "linux-image-$FLAVOUR" | awk '/Depends: linux-image-/{print $2; exit}')
+[ -n "$PKG" ] || { echo "guest: no linux-image-$FLAVOUR in the apt sources (run apt-get update)"; exit 2; }
+KVER=${PKG#linux-image-}
+KT=$CACHE/kernel-$KVER
+if [ ! -f "$KT/boot/vmlinuz-$KVER" ]; then
+  (cd "$CACHE" && apt-get download -q "$PKG" >/dev/null)
+  rm -rf "$KT.tmp" && mkdir -p "$KT.tmp" && dpkg-deb -x "$CACHE/${PKG}"_*.deb "$KT.tmp" && mv "$KT.tmp" "$KT"
+  rm -f "$CACHE/${PKG}"_*.deb
+fi
+echo "guest: kernel $KVER ready in $(ms $t) ms"
+
+# 2. static test binaries
+t=$(date +%s%N)
+GUEST_PKGS=${GUEST_PKGS:-./internal/route ./internal/netlab}
+TESTS=""
+for p in $GUEST_PKGS; do
+  n=$(basename "$p").test
+  (cd "$ROOT" && CGO_ENABLED=0 go test -c -trimpath -ldflags='-s -w' -o "$W/$n" "$p")
+  TESTS="$TESTS $n"
+done
+echo "guest: go test -c ($TESTS ) in $(ms $t) ms"
+
+# 3. initramfs: busybox, iproute2's ip (busybox's applet cannot do VRFs), modules + dependencies
+t=$(date +%s%N)
+R=$W/rootfs; mkdir -p "$R"/{bin,sbin,proc,sys,dev,tmp,run,lib/modules}
+cp /bin/busybox "$R/bin/"; for n in $TESTS; do cp "$W/$n" "$R/bin/"; done
+# real tools in /sbin, ahead of busybox's applets on PATH (busybox ping has no -n, its ip no VRFs)
+for b in /usr/sbin/ip /usr/bin/ping /usr/sbin/nft; do
+  cp "$b" "$R/sbin/"
+  for l in $(ldd "$b" | grep -o '/[^ ]*\.so[^ ]*'); do mkdir -p "$R$(dirname "$l")"; cp -L "$l" "$R$l"; done
+done
+MODDIR=$KT/lib/modules/$KVER
+ORDER=""
+add_mod(){ # depth-first so dependencies load first; depends= read straight from the .ko
+  local m=$1 f deps d
+  case " $ORDER " in *" $m "*) return;; esac
+  f=$(find "$MODDIR" -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" | head -1)
+  [ -n "$f" ] || { echo "guest: module $m not found in $MODDIR"; exit 2; }
+  case $f in *.ko) ;; *) echo "guest: compressed module $f not supported"; exit 2;; esac
+  deps=$(tr '\0' '\n' < "$f" | grep -a '^depends=' | head -1 | cut -d= -f2 | tr ',' ' ')
+  for d in $deps; do add_mod "${d//-/_}"; done
+  cp "$f" "$R/lib/modules/"; ORDER="$ORDER $m"
+}
+# veth + vrf for the routes; bridge + netfilter NAT/conntrack for netlab's perimeter
+for m in veth vrf bridge nf_tables nft_chain_nat nft_masq nft_ct; do add_mod $m; done
+GUEST_RUN=${GUEST_RUN:-.}
+GUEST_BENCH=${GUEST_BENCH:-^\$}
+ARGS=${*:--test.v}
+cat > "$R/init" <<INIT
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev; mount -t tmpfs tmp /tmp; mount -t tmpfs run /run
+for m in $ORDER; do insmod /lib/modules/\$m.ko || echo "insmod \$m failed"; done
+export PATH=/sbin:/bin HOME=/tmp TMPDIR=/tmp DEEVNET_GUEST=1
+cd /tmp
+rc=0
+for n in $TESTS; do echo "=== guest: \$n"; /bin/\$n $ARGS -test.run '$GUEST_RUN' -test.bench '$GUEST_BENCH' -test.timeout 10m || rc=1; done
+echo "VM-EXIT=\$rc"
+poweroff -f
+INIT
+chmod +x "$R/init"
+(cd "$R" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 > "$W/initrd.gz")
+echo "guest: initramfs $(du -h "$W/initrd.gz" | cut -f1) in $(ms $t) ms (modules:$ORDER)"
+
+# 4. boot; -nic none: no network device at all; poweroff -f + -no-reboot end QEMU
+t=$(date +%s%N)
+timeout "${GUEST_TIMEOUT:-600}" qemu-system-x86_64 -accel "$ACCEL" -m "${GUEST_MEM:-1024}" -smp 1 -nographic -nic none -no-reboot \
+  -kernel "$KT/boot/vmlinuz-$KVER" -initrd "$W/initrd.gz" -append 'console=ttyS0 quiet loglevel=1 panic=-1' </dev/null \
+  | tr -d '\r' > "$W/console.log" || true
+echo "guest: boot to poweroff ($ACCEL) in $(ms $t) ms"
+grep -vE '^\[ *[0-9]+\.[0-9]+\]' "$W/console.log" | grep -v '^$' || true
+grep -q '^VM-EXIT=0' "$W/console.log"
