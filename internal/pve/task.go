@@ -1,0 +1,80 @@
+package pve
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	proxmox "github.com/luthermonson/go-proxmox"
+)
+
+// ParseUPID returns the node of a worker task id "UPID:<node>:<pid>:<pstart>:<starttime>:<type>:<id>:<user>:".
+func ParseUPID(upid string) (node, typ string, err error) {
+	f := strings.Split(upid, ":")
+	if len(f) < 8 || f[0] != "UPID" || f[1] == "" {
+		return "", "", fmt.Errorf("malformed task id %q", upid)
+	}
+	return f[1], f[5], nil
+}
+
+// WaitTask polls a worker task until it stops and returns nil only when its exit status is "OK".
+// A failed task gives a *TaskError with the tail of its log.
+func (c *Client) WaitTask(ctx context.Context, upid string) error {
+	if _, _, err := ParseUPID(upid); err != nil {
+		return err
+	}
+	interval := c.cfg.PollInterval
+	for attempt := 1; ; {
+		// A fresh Task per poll: go-proxmox's Ping copies the answer over the Task, so an
+		// answer without "upid" would blank the id for the next poll.
+		task := proxmox.NewTask(proxmox.UPID(upid), c.api)
+		err := task.Ping(ctx)
+		if err != nil {
+			err = unwrapTransport(err)
+			if attempt >= c.cfg.Retries || !retryable("GET", err) || ctx.Err() != nil {
+				return fmt.Errorf("task %s status: %w", upid, err)
+			}
+			attempt++
+		} else if task.Status == "stopped" {
+			if task.ExitStatus == "OK" {
+				return nil
+			}
+			return &TaskError{UPID: upid, ExitStatus: task.ExitStatus, LogTail: c.taskLogTail(ctx, upid, 10)}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for task %s: %w", upid, ctx.Err())
+		case <-time.After(interval):
+		}
+		if interval < time.Second {
+			interval *= 2
+		}
+	}
+}
+
+// taskLogTail reads the last n lines of a task log; best effort, for error messages only.
+func (c *Client) taskLogTail(ctx context.Context, upid string, n int) []string {
+	node, _, _ := ParseUPID(upid)
+	var lines []struct {
+		N int    `json:"n"`
+		T string `json:"t"`
+	}
+	q := url.Values{"start": {"0"}, "limit": {"5000"}}
+	if err := c.Get(ctx, fmt.Sprintf("/nodes/%s/tasks/%s/log", url.PathEscape(node), url.PathEscape(upid)), q, &lines); err != nil {
+		return nil
+	}
+	sort.Slice(lines, func(i, j int) bool { return lines[i].N < lines[j].N })
+	out := make([]string, 0, n)
+	for _, l := range lines {
+		if t := strings.TrimSpace(l.T); t != "" && t != "no content" {
+			out = append(out, t)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}

@@ -1,0 +1,226 @@
+package sdn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/deevnet/tenant/internal/pve"
+)
+
+// API reads and writes SDN objects through a pve.Client.
+type API struct {
+	C *pve.Client
+	// LockWait is how long a lock held by another client is waited for (0: fail at once).
+	// PVE refuses a write under a foreign lock before it takes effect, so retrying is safe.
+	LockWait time.Duration
+}
+
+// waitLock retries try while it fails with a held lock and LockWait allows; the final
+// *LockHeldError records how long it waited, a lower bound of the lock's age.
+func (a API) waitLock(ctx context.Context, try func() error) error {
+	start := time.Now()
+	backoff := 250 * time.Millisecond
+	for {
+		err := try()
+		var le *LockHeldError
+		if !errors.As(err, &le) {
+			return err
+		}
+		waited := time.Since(start)
+		if waited+backoff > a.LockWait {
+			le.Waited = waited
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			le.Waited = waited
+			return err
+		case <-time.After(backoff):
+		}
+		if backoff < 2*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+var pendingView = url.Values{"pending": {"1"}}
+
+func (a API) list(ctx context.Context, k Kind, parent, path string) ([]Observed, error) {
+	var rows []map[string]any
+	if err := a.C.Get(ctx, path, pendingView, &rows); err != nil {
+		return nil, fmt.Errorf("reading %ss: %w", k, err)
+	}
+	return ParseView(k, parent, rows)
+}
+
+// Zones reads the pending view of every zone.
+func (a API) Zones(ctx context.Context) ([]Observed, error) {
+	return a.list(ctx, KindZone, "", "/cluster/sdn/zones")
+}
+
+// VNets reads the pending view of every vnet.
+func (a API) VNets(ctx context.Context) ([]Observed, error) {
+	return a.list(ctx, KindVNet, "", "/cluster/sdn/vnets")
+}
+
+// Subnets reads the pending view of one vnet's subnets. PVE has no cluster-wide subnet list,
+// and a vnet that is deleted but not applied answers 500, so callers ask only for live vnets.
+func (a API) Subnets(ctx context.Context, vnet string) ([]Observed, error) {
+	return a.list(ctx, KindSubnet, vnet, "/cluster/sdn/vnets/"+url.PathEscape(vnet)+"/subnets")
+}
+
+// Controllers reads the pending view of every controller.
+func (a API) Controllers(ctx context.Context) ([]Observed, error) {
+	return a.list(ctx, KindController, "", "/cluster/sdn/controllers")
+}
+
+// Fabrics reads the pending view of every fabric and fabric node in one request.
+func (a API) Fabrics(ctx context.Context) (fabrics, nodes []Observed, err error) {
+	var all struct {
+		Fabrics []map[string]any `json:"fabrics"`
+		Nodes   []map[string]any `json:"nodes"`
+	}
+	if err := a.C.Get(ctx, "/cluster/sdn/fabrics/all", pendingView, &all); err != nil {
+		return nil, nil, fmt.Errorf("reading fabrics: %w", err)
+	}
+	if fabrics, err = ParseView(KindFabric, "", all.Fabrics); err != nil {
+		return nil, nil, err
+	}
+	if nodes, err = ParseView(KindFabricNode, "", all.Nodes); err != nil {
+		return nil, nil, err
+	}
+	return fabrics, nodes, nil
+}
+
+// Stage sends ops in order, with the lock token when one is held. It stops at the first
+// failure and returns how many ops were staged.
+func (a API) Stage(ctx context.Context, ops []Op, token string) (int, error) {
+	for i, op := range ops {
+		r := op.Request(token)
+		err := a.waitLock(ctx, func() error {
+			var err error
+			switch r.Method {
+			case "POST":
+				err = a.C.Post(ctx, r.Path, r.Body, nil)
+			case "PUT":
+				err = a.C.Put(ctx, r.Path, r.Body, nil)
+			case "DELETE":
+				err = a.C.Delete(ctx, r.Path, r.Query, nil)
+			}
+			return classify(err)
+		})
+		if err != nil {
+			return i, fmt.Errorf("%s %s: %w", op.Action, op.Object.Key(), err)
+		}
+	}
+	return len(ops), nil
+}
+
+// LockHeldError says another client holds the global SDN lock.
+type LockHeldError struct {
+	Age    time.Duration // 0 when PVE did not say
+	Waited time.Duration // how long this client waited for it: a lower bound of its age
+	Err    error
+}
+
+func (e *LockHeldError) Error() string {
+	age := "PVE reports neither its holder nor its age; set lock_wait to wait for it"
+	switch {
+	case e.Age > 0:
+		age = "held for " + e.Age.Round(time.Second).String()
+	case e.Waited >= time.Second:
+		age = "held for at least " + e.Waited.Round(time.Second).String() + ": waited that long for it"
+	}
+	return fmt.Sprintf("the SDN lock is held by another client (%s); wait for it, or break it with DELETE /cluster/sdn/lock force=1 once you know it is stale: %v", age, e.Err)
+}
+
+func (e *LockHeldError) Unwrap() error { return e.Err }
+
+// ageRe finds a lock age PVE-like servers put in the message ("... locked since 120s" or
+// "age 120s"); real PVE 9.1 does not expose it, so the age is optional.
+var ageRe = regexp.MustCompile(`(?i)(?:age|since|for)[ :=]+([0-9]+(?:\.[0-9]+)?)\s*(s|sec|seconds|m|min|h)?\b`)
+
+// classify turns PVE's "invalid lock token provided!" into a *LockHeldError, and says what a
+// permission failure on an SDN write means.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ae *pve.APIError
+	if errors.As(err, &ae) && ae.Status == 403 {
+		return fmt.Errorf("%w: zones, the controller, the fabric, the lock and the apply need SDN.Allocate on /sdn, which a tenant's token does not hold; run this with the substrate's credential (docs/adr/0008-sdn-apply.md)", err)
+	}
+	if !errors.As(err, &ae) || !ae.Contains("invalid lock token") {
+		return err
+	}
+	le := &LockHeldError{Err: err}
+	if m := ageRe.FindStringSubmatch(ae.Message); m != nil {
+		f, _ := strconv.ParseFloat(m[1], 64)
+		unit := time.Second
+		switch m[2] {
+		case "m", "min":
+			unit = time.Minute
+		case "h":
+			unit = time.Hour
+		}
+		le.Age = time.Duration(f * float64(unit))
+	}
+	return le
+}
+
+// Lock takes the global SDN lock and returns its token. Without allowPending PVE refuses when
+// anything is pending, which proves that every change made under the lock is ours.
+func (a API) Lock(ctx context.Context, allowPending bool) (string, error) {
+	body := map[string]any{}
+	if allowPending {
+		body["allow-pending"] = 1
+	}
+	var token string
+	err := a.waitLock(ctx, func() error { return classify(a.C.Post(ctx, "/cluster/sdn/lock", body, &token)) })
+	if err != nil {
+		return "", fmt.Errorf("taking the SDN lock: %w", err)
+	}
+	if token == "" {
+		return "", errors.New("taking the SDN lock: PVE returned no token")
+	}
+	return token, nil
+}
+
+// Unlock releases a lock this client holds.
+func (a API) Unlock(ctx context.Context, token string) error {
+	if err := a.C.Delete(ctx, "/cluster/sdn/lock", url.Values{"lock-token": {token}}, nil); err != nil {
+		return fmt.Errorf("releasing the SDN lock: %w", err)
+	}
+	return nil
+}
+
+// Rollback discards every pending change and releases the lock.
+func (a API) Rollback(ctx context.Context, token string) error {
+	if err := a.C.Post(ctx, "/cluster/sdn/rollback", map[string]any{"lock-token": token, "release-lock": 1}, nil); err != nil {
+		return fmt.Errorf("rolling back SDN: %w", err)
+	}
+	return nil
+}
+
+// Apply commits all pending changes (PUT /cluster/sdn, releasing the lock on success) and
+// waits for the reload task; the task must end "OK".
+func (a API) Apply(ctx context.Context, token string) (string, error) {
+	body := map[string]any{}
+	if token != "" {
+		body["lock-token"] = token
+		body["release-lock"] = 1
+	}
+	var upid string
+	if err := a.C.Put(ctx, "/cluster/sdn", body, &upid); err != nil {
+		return "", fmt.Errorf("applying SDN: %w", classify(err))
+	}
+	if err := a.C.WaitTask(ctx, upid); err != nil {
+		return upid, fmt.Errorf("SDN apply task: %w", err)
+	}
+	return upid, nil
+}

@@ -1,0 +1,140 @@
+package sdnmod
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/pve"
+	"github.com/deevnet/tenant/internal/sdn"
+)
+
+// ApplySpec is pve_sdn_apply's argument spec.
+func ApplySpec() module.Spec {
+	return module.Spec{
+		Options: pve.WithConnectionOptions(map[string]*module.Option{
+			"expect":                {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
+			"allow_foreign_pending": {Type: module.TypeBool, Default: false},
+			"on_failure":            {Type: module.TypeStr, Default: "release", Choices: []any{"release", "rollback"}},
+			"apply_timeout":         {Type: module.TypeInt, Default: 300},
+			"lock_wait":             {Type: module.TypeInt, Default: 0},
+		}),
+		SupportsCheckMode: true,
+	}
+}
+
+func pendingList(objs []sdn.Observed) []map[string]any {
+	out := make([]map[string]any, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, map[string]any{"key": o.Key(), "kind": string(o.Kind), "id": o.ID, "pending": o.State})
+	}
+	return out
+}
+
+// foreignOf returns the pending objects not expected (none when foreign ones are allowed).
+func foreignOf(m *module.Module, pending []sdn.Observed) []sdn.Observed {
+	if m.Bool("allow_foreign_pending") {
+		return nil
+	}
+	expect := map[string]bool{}
+	for _, k := range m.StrList("expect") {
+		expect[strings.TrimSpace(k)] = true
+	}
+	return sdn.ForeignPending(pending, expect)
+}
+
+func keys(objs []sdn.Observed) string {
+	parts := make([]string, 0, len(objs))
+	for _, o := range objs {
+		parts = append(parts, fmt.Sprintf("%s (%s)", o.Key(), o.State))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Apply is pve_sdn_apply's handler: one apply for everything the run staged.
+//
+// It reads the pending set; nothing pending is a no-op with no write. Otherwise every pending
+// object must be expected (or allow_foreign_pending given). It then takes the lock, reads the
+// pending set again under it (nobody can stage in between any more), checks it again, and
+// applies with the lock token; PVE releases the lock when the commit succeeds.
+func Apply(m *module.Module) (module.Result, error) {
+	api, err := connect(m)
+	if err != nil {
+		return module.Result{}, err
+	}
+	ctx, cancel := withTimeout(m)
+	defer cancel()
+	pending, err := sdn.PendingSet(ctx, api, map[sdn.Kind][]sdn.Observed{})
+	if err != nil {
+		return module.Result{}, err
+	}
+	values := map[string]any{"pending_objects": pendingList(pending), "apply_task": nil, "applied": false}
+	if len(pending) == 0 {
+		return module.Result{Msg: "nothing pending", Values: values}, nil
+	}
+	if foreign := foreignOf(m, pending); len(foreign) > 0 {
+		return module.Result{}, module.Fail(fmt.Sprintf("refusing to apply pending SDN changes this run did not stage: %s; add them to expect, set allow_foreign_pending: true, or roll them back", keys(foreign)), values)
+	}
+	diff := module.Diff{BeforeHeader: "pending SDN changes", AfterHeader: "applied", Before: pendingList(pending), After: []any{}}
+	if m.CheckMode {
+		return module.Result{Changed: true, Msg: "would apply " + keys(pending), Diffs: []module.Diff{diff}, Values: values}, nil
+	}
+	token, err := api.Lock(ctx, true)
+	if err != nil {
+		return module.Result{}, module.Fail(err.Error(), values)
+	}
+	again, err := sdn.PendingSet(ctx, api, map[sdn.Kind][]sdn.Observed{})
+	if err == nil {
+		if foreign := foreignOf(m, again); len(foreign) > 0 {
+			err = fmt.Errorf("refusing to apply: pending SDN changes appeared before the lock was taken: %s", keys(foreign))
+		}
+	}
+	if err != nil {
+		return module.Result{}, module.Fail(release(ctx, api, token, "release", err).Error(), values)
+	}
+	values["pending_objects"] = pendingList(again)
+	upid, err := api.Apply(ctx, token)
+	values["apply_task"] = nilIfEmpty(upid)
+	if err != nil {
+		if upid == "" {
+			// The commit failed and PVE kept the lock.
+			err = release(ctx, api, token, m.Str("on_failure"), err)
+			return module.Result{}, module.Fail(err.Error(), values)
+		}
+		// The running config is already written: a rollback would change nothing, so the
+		// failure is reported with PVE's message for the operator.
+		values["applied"] = true
+		return module.Result{Changed: true, Values: values}, module.Fail(err.Error()+"; the configuration was committed but the network reload failed on a node: check its task log", values)
+	}
+	values["applied"] = true
+	return module.Result{Changed: true, Msg: fmt.Sprintf("applied %s (task %s)", keys(again), upid), Diffs: []module.Diff{diff}, Values: values}, nil
+}
+
+// release gives the lock back after a failure: by rolling back every pending change, or by
+// releasing it and leaving the changes staged.
+func release(ctx context.Context, api sdn.API, token, how string, cause error) error {
+	var err error
+	if how == "rollback" {
+		err = api.Rollback(ctx, token)
+		if err == nil {
+			return fmt.Errorf("%w (pending changes rolled back, lock released)", cause)
+		}
+		// The rollback failed (PVE has none before the first apply): release the lock at least.
+		err = errors.Join(err, api.Unlock(ctx, token))
+	} else {
+		err = api.Unlock(ctx, token)
+		if err == nil {
+			return fmt.Errorf("%w (lock released, changes left staged)", cause)
+		}
+	}
+	return errors.Join(cause, err)
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,227 @@
+# Copyright: deevnet.tenant developers
+# Apache License 2.0 (see LICENSE)
+# Documentation only: the module is the Go binary built from cmd/tenant_vrf.
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: tenant_vrf
+short_description: A tenant's EVPN zone (its VRF), VNets and subnets on Proxmox VE SDN
+version_added: 0.1.0
+author: deevnet.tenant developers
+description:
+  - Stages the network half of a tenant on Proxmox VE 9 SDN, every identifier derived from the tenant's
+    name and index by the site plan (ADR-0002) unless given explicitly - the EVPN zone C(tn<ii>) with the
+    site's controller, C(vrf-vxlan) 10000+index, the site's nodes and MTU and B(no exit nodes) (egress goes
+    through the perimeter, ADR-0003); VNets C(tn<ii>v<n>) with VNI tags 20000+16*index+n; one subnet per VNet
+    with its gateway and SNAT off.
+  - Compares against PVE's pending view (C(?pending=1)), so a second run after an unapplied first run
+    changes nothing. Only the keys the module owns are compared; the server-generated C(mac) and the
+    C(digest) never count as a difference.
+  - B(Staging and applying are separate) (docs/adr/0008-sdn-apply.md). By default the module only stages
+    (PVE's pending configuration) and returns RV(pending_objects); one M(deevnet.tenant.pve_sdn_apply) task
+    applies everything the run staged, once. With O(apply=true) the module applies its own changes itself,
+    under the SDN lock, and refuses when somebody else's changes are pending.
+  - B(Ownership.) PVE 9.1 zones have no free-text field, so ownership is marked on each VNet's C(alias),
+    set to O(owner) (default C(tenant-<name>), the plan's owner tag). The module refuses to change or remove
+    a zone holding a VNet with another mark (or none), to move a VNet from another zone, or to use a VNI or
+    C(vrf-vxlan) another zone already uses. An existing empty EVPN zone is adopted.
+  - O(state=absent) removes the subnets, the VNets and the zone, in that order, and succeeds when some or all
+    of them are already gone.
+options:
+  name:
+    description: The tenant's name (a DNS label); marks ownership and derives the identifiers with O(index).
+    type: str
+    required: true
+    aliases: [tenant]
+  index:
+    description:
+      - The tenant's allocated index (1..63 on the default site). Every identifier below is derived from it.
+      - Index 0 is reserved for the reference tenant and rejected.
+      - One of O(index) and O(zone) is required.
+    type: int
+  site:
+    description:
+      - Overrides of the site plan, as for M(deevnet.tenant.tenant_plan) (keys C(overlay), C(controller),
+        C(mtu), C(nodes), ...). Unset keys keep the seed's values.
+    type: dict
+  vnet_count:
+    description: Number of VNets (1, 2, 4, 8 or 16); the tenant /24 is split evenly between them.
+    type: int
+    default: 1
+  zone:
+    description: Explicit EVPN zone id (2..8 letters and digits), instead of the derived C(tn<ii>).
+    type: str
+  vrf_vxlan:
+    description: Explicit L3 VNI of the zone, instead of 10000+index. Must differ from every other zone's and VNet's VNI.
+    type: int
+  controller:
+    description: The EVPN controller of the zone; default the site's (C(evpnctl)). It must exist (M(deevnet.tenant.pve_sdn_fabric)).
+    type: str
+  mtu:
+    description: MTU of the zone's VNets; default the site's (1450, VXLAN over a 1500 underlay).
+    type: int
+  nodes:
+    description: PVE nodes the zone is deployed on; default the site's nodes.
+    type: list
+    elements: str
+  owner:
+    description: The ownership mark written to each VNet's C(alias); default the plan's owner tag C(tenant-<name>).
+    type: str
+  vnets:
+    description: Explicit VNets instead of the derived ones; each gets one subnet.
+    type: list
+    elements: dict
+    suboptions:
+      id:
+        description: VNet id (2..8 letters and digits).
+        type: str
+        required: true
+      tag:
+        description: The VNet's VNI (1..16777215), unique in the cluster.
+        type: int
+        required: true
+      subnet:
+        description: The subnet's CIDR, without host bits.
+        type: str
+        required: true
+      gateway:
+        description: The anycast gateway address inside O(vnets[].subnet).
+        type: str
+  state:
+    description: Whether the zone, VNets and subnets exist.
+    type: str
+    default: present
+    choices: [present, absent]
+  apply:
+    description:
+      - Apply the staged changes at once, under the SDN lock (take lock, stage with its token, C(PUT /cluster/sdn),
+        wait for the reload task and check its exit status). On a staging failure the lock is rolled back when it was
+        taken with nothing pending (only this task's changes can be discarded), else released.
+      - Leave it C(false) (the default) when a play stages several tenants, and apply once with M(deevnet.tenant.pve_sdn_apply).
+    type: bool
+    default: false
+  apply_timeout:
+    description: Seconds to wait for the whole run, including the apply task.
+    type: int
+    default: 300
+  lock_wait:
+    description:
+      - Seconds to wait for an SDN lock held by another client before failing. PVE refuses a write under a
+        foreign lock before it takes effect, so the write (or the lock request) is simply repeated.
+      - PVE does not report a lock's holder or age; when the wait runs out, the message gives the time waited
+        as a lower bound of the lock's age.
+    type: int
+    default: 0
+extends_documentation_fragment:
+  - deevnet.tenant.proxmox
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; reports the objects it would create, change or delete.
+  diff_mode:
+    support: full
+    description: One before/after pair per object, limited to the keys the module owns.
+notes:
+  - Needs C(SDN.Allocate) on C(/sdn/zones) to create a zone; a tenant's own token cannot hold it without reaching
+    every tenant, so the substrate runs this module at onboarding (docs/adr/0008-sdn-apply.md).
+  - PVE's apply is global. A pending change by somebody else is never applied by this module; with O(apply=true) it fails naming it.
+  - Errors are raised before any write for invalid or too long ids, VNIs used elsewhere, another tenant's zone and a
+    missing controller. An SDN lock held by another client fails the task (see O(lock_wait)).
+seealso:
+  - module: deevnet.tenant.pve_sdn_apply
+  - module: deevnet.tenant.pve_sdn_fabric
+  - module: deevnet.tenant.tenant_plan
+'''
+
+EXAMPLES = r'''
+- name: Stage tdemo's VRF (zone tn01, vnet tn01v0 with VNI 20016, subnet 10.20.129.0/24)
+  deevnet.tenant.tenant_vrf:
+    name: tdemo
+    index: 1
+  register: tdemo_vrf
+
+- name: Apply everything this play staged, once
+  deevnet.tenant.pve_sdn_apply:
+    expect: "{{ tdemo_vrf.pending_objects }}"
+
+- name: Stage and apply in one task (one tenant, nothing else pending)
+  deevnet.tenant.tenant_vrf:
+    name: tdemo
+    index: 1
+    apply: true
+
+- name: A site with its own overlay and controller
+  deevnet.tenant.tenant_vrf:
+    name: tlab
+    index: 7
+    vnet_count: 2
+    site:
+      overlay: 10.30.128.0/18
+      controller: evpnlab
+
+- name: Remove tdemo's VRF (subnets, VNets, zone) and apply
+  deevnet.tenant.tenant_vrf:
+    name: tdemo
+    index: 1
+    state: absent
+    apply: true
+'''
+
+RETURN = r'''
+zone:
+  description: The zone id.
+  returned: always
+  type: str
+  sample: tn01
+objects:
+  description: Every object the task manages, with what it did and PVE's pending state afterwards.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    key:
+      description: C(<kind>/<id>), the name M(deevnet.tenant.pve_sdn_apply) expects.
+      type: str
+      sample: vnet/tn01v0
+    kind:
+      description: C(zone), C(vnet) or C(subnet).
+      type: str
+    id:
+      description: The object's id; a subnet's is C(<zone>-<network>-<prefixlen>).
+      type: str
+    parent:
+      description: The VNet of a subnet.
+      type: str
+    action:
+      description: C(create), C(update), C(delete) or C(none).
+      type: str
+    pending:
+      description: PVE's pending state after the task - C(new), C(changed), C(deleted), or empty when applied.
+      type: str
+    properties:
+      description: The owned properties as desired (absent for deleted objects).
+      type: dict
+  sample:
+    - {key: zone/tn01, kind: zone, id: tn01, action: create, pending: new,
+       properties: {type: evpn, controller: evpnctl, vrf-vxlan: "10001", mtu: "1450", nodes: dv02hyp002p02}}
+pending_objects:
+  description: Keys of the managed objects left staged but not applied. Pass them to M(deevnet.tenant.pve_sdn_apply) O(deevnet.tenant.pve_sdn_apply#module:expect).
+  returned: always
+  type: list
+  elements: str
+  sample: [zone/tn01, vnet/tn01v0, subnet/tn01-10.20.129.0-24]
+staged:
+  description: Number of writes sent.
+  returned: always
+  type: int
+applied:
+  description: Whether this task applied SDN (O(apply=true)).
+  returned: always
+  type: bool
+apply_task:
+  description: UPID of the apply's C(reloadnetworkall) task, or null.
+  returned: always
+  type: str
+  sample: "UPID:dv02hyp002p02:0001A2B3:00C0FFEE:6650A1B3:reloadnetworkall::root@pam!iac:"
+'''
