@@ -1,0 +1,624 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deevnet/tenant/internal/pve"
+)
+
+// DefaultParallel is how many VMs converge at once. PVE clones from a template under a shared
+// lock, so clones of one template run side by side; each API call holds one of pvedaemon's
+// few workers (3 by default) only for the short synchronous part, and the tasks run outside
+// them. Four keeps the node responsive for other clients while hiding most of the latency.
+const DefaultParallel = 4
+
+// MaxParallel bounds the option: more would only queue on pvedaemon's workers.
+const MaxParallel = 16
+
+// Options tune one Converge call.
+type Options struct {
+	Parallel    int           // VMs at once; 0: DefaultParallel
+	TaskTimeout time.Duration // per PVE task; 0: 10 minutes
+	CheckMode   bool          // read and compare only
+}
+
+// Result is the outcome for one VM.
+type Result struct {
+	Name     string         `json:"name"`
+	VMID     int            `json:"vmid"`
+	Node     string         `json:"node"`
+	State    State          `json:"state"`
+	Changed  bool           `json:"changed"`
+	Actions  []string       `json:"actions"`         // clone, config, resize, start, stop, destroy, in order
+	Changes  []Change       `json:"changes"`         // config keys, before and after
+	Status   string         `json:"status"`          // running, stopped, absent (after the run; predicted in check mode)
+	MAC      string         `json:"mac,omitempty"`   // net0's MAC, when known
+	Pending  []string       `json:"pending"`         // keys PVE keeps pending until the next start
+	Warnings []string       `json:"warnings"`        // also reported through the module
+	Error    string         `json:"error,omitempty"` // this VM failed
+	Before   map[string]any `json:"-"`               // for the diff
+	After    map[string]any `json:"-"`
+}
+
+// vmPlan is what the read phase decided for one VM.
+type vmPlan struct {
+	d        Desired
+	obs      *Observed
+	node     string
+	cur      map[string]string
+	destroy  bool
+	clone    bool
+	template int
+	delta    Delta
+	res      *Result
+}
+
+// Converge brings every VM to its declaration. It reads first (one /cluster/resources, one
+// /pending per existing VM), checks everything a write would need (template, pool, VNet,
+// storage, ownership) and only then writes, VMs in parallel. A failure of one VM does not stop
+// the others; the error lists every failed VM. In check mode nothing is written and the
+// results say what would change.
+func Converge(ctx context.Context, api API, want []Desired, opts Options) ([]*Result, error) {
+	if opts.Parallel <= 0 {
+		opts.Parallel = DefaultParallel
+	}
+	if opts.Parallel > MaxParallel {
+		opts.Parallel = MaxParallel
+	}
+	if opts.TaskTimeout <= 0 {
+		opts.TaskTimeout = 10 * time.Minute
+	}
+	seen := map[int]string{}
+	for _, d := range want {
+		if err := d.Validate(); err != nil {
+			return nil, err
+		}
+		if other, dup := seen[d.VMID]; dup {
+			return nil, fmt.Errorf("VM %s and VM %s both map to vmid %d", other, d.Name, d.VMID)
+		}
+		seen[d.VMID] = d.Name
+	}
+	inv, err := ReadInventory(ctx, api)
+	if err != nil {
+		return nil, err
+	}
+
+	plans := make([]*vmPlan, len(want))
+	errs := make([]error, len(want))
+	forEach(len(want), opts.Parallel, func(i int) {
+		plans[i], errs[i] = planVM(ctx, api, inv, want[i])
+	})
+	if err := joinErrors(errs); err != nil {
+		return nil, err
+	}
+	if err := precheck(ctx, api, inv, plans); err != nil {
+		return nil, err
+	}
+	results := make([]*Result, len(plans))
+	for i, p := range plans {
+		results[i] = p.res
+	}
+	if opts.CheckMode {
+		for _, p := range plans {
+			predict(p)
+		}
+		return results, nil
+	}
+	forEach(len(plans), opts.Parallel, func(i int) {
+		errs[i] = apply(ctx, api, plans[i], opts.TaskTimeout)
+		if errs[i] != nil {
+			plans[i].res.Error = errs[i].Error()
+		}
+	})
+	return results, joinErrors(errs)
+}
+
+// forEach runs f(0..n-1) on at most par goroutines.
+func forEach(n, par int, f func(i int)) {
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}(i)
+	}
+	wg.Wait()
+}
+
+func joinErrors(errs []error) error {
+	var msgs []string
+	for _, e := range errs {
+		if e != nil {
+			msgs = append(msgs, e.Error())
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// planVM reads one VM and decides what to do; it writes nothing.
+func planVM(ctx context.Context, api API, inv *Inventory, d Desired) (*vmPlan, error) {
+	p := &vmPlan{d: d, node: d.Node, res: &Result{Name: d.Name, VMID: d.VMID, Node: d.Node, State: d.State,
+		Actions: []string{}, Changes: []Change{}, Pending: []string{}, Warnings: []string{}}}
+	if o, ok := inv.VMs[d.VMID]; ok {
+		p.obs = &o
+		p.node = o.Node
+		p.res.Node = o.Node
+		if err := checkOwner(d, o); err != nil {
+			return nil, err
+		}
+		if o.Lock != "" {
+			return nil, fmt.Errorf("VM %s (vmid %d) is locked (%s): a PVE task is working on it; run again when it has finished", d.Name, d.VMID, o.Lock)
+		}
+		cur, pending, err := ReadConfig(ctx, api, o.Node, d.VMID)
+		if err != nil {
+			return nil, fmt.Errorf("VM %s: %w", d.Name, err)
+		}
+		if l := cur["lock"]; l != "" {
+			return nil, fmt.Errorf("VM %s (vmid %d) is locked (%s): a PVE task is working on it; run again when it has finished", d.Name, d.VMID, l)
+		}
+		p.cur = cur
+		if pending != nil {
+			p.res.Pending = pending
+		}
+		p.res.MAC = ParseNIC(cur["net0"]).MAC
+		p.res.Before = Values(d, cur)
+		p.res.Status = o.Status
+	} else {
+		// /cluster/resources lists only what the token may audit. /cluster/nextid answers for
+		// every vmid, so it tells a free vmid from one that hides another tenant's VM.
+		if err := vmidFree(ctx, api, d); err != nil {
+			return nil, err
+		}
+		p.res.Before = map[string]any{}
+		p.res.Status = "absent"
+	}
+
+	switch d.State {
+	case StateAbsent:
+		p.destroy = p.obs != nil
+		return p, nil
+	case StateRebuilt:
+		p.destroy = p.obs != nil
+		p.clone = true
+	default:
+		p.clone = p.obs == nil
+	}
+	if p.clone {
+		id, err := resolveTemplate(inv, d)
+		if err != nil {
+			return nil, err
+		}
+		p.template = id
+	} else {
+		p.delta = Compare(d, p.cur)
+		p.res.Warnings = append(p.res.Warnings, p.delta.Warnings...)
+		if !HasCloudInitDrive(p.cur) {
+			p.res.Warnings = append(p.res.Warnings, fmt.Sprintf("VM %s has no cloud-init drive: ipconfig0, nameserver and sshkeys will not reach the guest", d.Name))
+		}
+	}
+	return p, nil
+}
+
+// vmidFree fails when vmid is taken by a VM the token cannot see.
+func vmidFree(ctx context.Context, api API, d Desired) error {
+	var id any
+	err := api.Get(ctx, "/cluster/nextid", url.Values{"vmid": {strconv.Itoa(d.VMID)}}, &id)
+	if err == nil {
+		return nil
+	}
+	var ae *pve.APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		return fmt.Errorf("VM %s: vmid %d is taken by a VM this token cannot see (another tenant's, or one outside pool %s); refusing to touch it", d.Name, d.VMID, d.Pool)
+	}
+	return fmt.Errorf("VM %s: checking that vmid %d is free: %w", d.Name, d.VMID, err)
+}
+
+// checkOwner refuses a vmid that is not this tenant's: the owner tag names another tenant,
+// the VM sits in another pool, or nothing says it is ours (someone else's hand-made VM).
+func checkOwner(d Desired, o Observed) error {
+	who := fmt.Sprintf("vmid %d (%q)", d.VMID, o.Name)
+	if o.Template {
+		return fmt.Errorf("VM %s: %s is a template; refusing to touch it", d.Name, who)
+	}
+	owner := ownerFromTags(o.Tags)
+	if owner != "" && owner != strings.ToLower(d.Tenant) {
+		return fmt.Errorf("VM %s: %s belongs to tenant %s (tag %s); refusing to touch it", d.Name, who, owner, OwnerTag(owner))
+	}
+	if o.Pool != "" && o.Pool != d.Pool {
+		return fmt.Errorf("VM %s: %s is in pool %s, not %s; refusing to touch it", d.Name, who, o.Pool, d.Pool)
+	}
+	if owner == "" && o.Pool == "" {
+		return fmt.Errorf("VM %s: %s exists outside pool %s and carries no %s tag; refusing to touch a VM this tenant does not own", d.Name, who, d.Pool, OwnerTag(d.Tenant))
+	}
+	return nil
+}
+
+// resolveTemplate finds the template by vmid or by name among what the token can see.
+func resolveTemplate(inv *Inventory, d Desired) (int, error) {
+	if d.Template == "" {
+		return 0, fmt.Errorf("VM %s: template: required to create the VM (vmid %d does not exist)", d.Name, d.VMID)
+	}
+	if id, err := strconv.Atoi(d.Template); err == nil {
+		o, ok := inv.VMs[id]
+		if !ok {
+			return 0, fmt.Errorf("VM %s: template %d does not exist (or the token lacks VM.Audit on /vms/%d)", d.Name, id, id)
+		}
+		if !o.Template {
+			return 0, fmt.Errorf("VM %s: template %d (%q) is a VM, not a template", d.Name, id, o.Name)
+		}
+		return id, nil
+	}
+	var ids []int
+	for id, o := range inv.VMs {
+		if o.Template && o.Name == d.Template {
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	switch len(ids) {
+	case 0:
+		return 0, fmt.Errorf("VM %s: template %q: no template of that name (or the token lacks VM.Audit on it)", d.Name, d.Template)
+	case 1:
+		return ids[0], nil
+	default:
+		return 0, fmt.Errorf("VM %s: template %q is ambiguous: templates %v share the name; give its vmid", d.Name, d.Template, ids)
+	}
+}
+
+// precheck verifies, once per run and before any write, what the planned writes rely on.
+func precheck(ctx context.Context, api API, inv *Inventory, plans []*vmPlan) error {
+	pools, bridges, storages := map[string]bool{}, map[string]bool{}, map[[2]string]string{}
+	for _, p := range plans {
+		if p.clone {
+			pools[p.d.Pool] = true
+			if p.d.Storage != "" {
+				storages[[2]string{p.d.Node, p.d.Storage}] = p.d.Name
+			}
+			if len(inv.Nodes) > 0 && !inv.Nodes[p.d.Node] {
+				return fmt.Errorf("VM %s: node %q does not exist", p.d.Name, p.d.Node)
+			}
+		}
+		if p.d.Bridge != "" && (p.clone || hasKey(p.delta.Changes, "net0")) {
+			bridges[p.d.Bridge] = true
+		}
+	}
+	for pool := range pools {
+		if err := api.Get(ctx, "/pools/"+url.PathEscape(pool), nil, nil); err != nil {
+			return fmt.Errorf("pool %s: cannot use it (onboarding creates it; check the token has Pool.Audit on /pool/%s): %w", pool, pool, err)
+		}
+	}
+	for br := range bridges {
+		var vnet map[string]any
+		if err := api.Get(ctx, "/cluster/sdn/vnets/"+url.PathEscape(br), url.Values{"pending": {"1"}}, &vnet); err != nil {
+			return fmt.Errorf("VNet %s: cannot use it for net0 (tenant_vrf creates it): %w", br, err)
+		}
+	}
+	for k, name := range storages {
+		content, ok := inv.Storages[k[0]][k[1]]
+		if !ok {
+			return fmt.Errorf("VM %s: storage %q is unknown on node %s", name, k[1], k[0])
+		}
+		if !slices.Contains(splitList(content), "images") {
+			return fmt.Errorf("VM %s: storage %q does not hold VM images (content %q)", name, k[1], content)
+		}
+	}
+	return nil
+}
+
+func hasKey(cs []Change, key string) bool {
+	for _, c := range cs {
+		if c.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// desiredView is the diff's "after" for a VM that does not exist yet.
+func desiredView(d Desired) map[string]any {
+	out := map[string]any{"name": d.Name}
+	if d.Cores > 0 {
+		out["cores"] = d.Cores
+	}
+	if d.Memory > 0 {
+		out["memory"] = d.Memory
+	}
+	if d.Bridge != "" {
+		model := d.Model
+		if model == "" {
+			model = "virtio"
+		}
+		out["net0"] = model + ",bridge=" + d.Bridge
+	}
+	if len(d.IPConfig0) > 0 {
+		out["ipconfig0"] = d.IPConfig0.Format("ip", "gw", "ip6", "gw6")
+	}
+	if d.Nameserver != nil {
+		out["nameserver"] = strings.Join(d.Nameserver, " ")
+	}
+	if d.SearchDomain != "" {
+		out["searchdomain"] = d.SearchDomain
+	}
+	if d.CIUser != "" {
+		out["ciuser"] = d.CIUser
+	}
+	if d.SSHKeys != nil {
+		out["sshkeys"] = normalizeKeyLines(d.SSHKeys)
+	}
+	if d.CIPassword != "" {
+		out["cipassword"] = Masked
+	}
+	if d.Tags != nil {
+		out["tags"] = strings.Join(d.Tags, ";")
+	}
+	if d.Description != "" {
+		out["description"] = d.Description
+	}
+	if d.Disk > 0 {
+		out["disk"] = FormatSize(d.Disk)
+	}
+	return out
+}
+
+// predict fills a check-mode result with what apply would do.
+func predict(p *vmPlan) {
+	r := p.res
+	running := p.obs != nil && p.obs.Status == "running"
+	if p.destroy {
+		if running {
+			r.Actions = append(r.Actions, "stop")
+		}
+		r.Actions = append(r.Actions, "destroy")
+		running = false
+	}
+	if p.d.State == StateAbsent {
+		r.After = map[string]any{}
+		r.Status = "absent"
+		r.Changed = p.destroy
+		return
+	}
+	if p.clone {
+		r.Actions = append(r.Actions, "clone", "config")
+		r.After = desiredView(p.d)
+		r.Changes = changesBetween(r.Before, r.After)
+		if p.d.Disk > 0 {
+			r.Actions = append(r.Actions, "resize")
+		}
+	} else {
+		r.After = afterView(p)
+		r.Changes = append(r.Changes, p.delta.Changes...)
+		if len(p.delta.Params) > 0 {
+			r.Actions = append(r.Actions, "config")
+		}
+		if p.delta.Resize != nil {
+			r.Actions = append(r.Actions, "resize")
+		}
+	}
+	switch power(p.d.State, running) {
+	case "start":
+		r.Actions = append(r.Actions, "start")
+		running = true
+	case "stop":
+		r.Actions = append(r.Actions, "stop")
+		running = false
+	}
+	r.Status = map[bool]string{true: "running", false: "stopped"}[running]
+	r.Changed = len(r.Actions) > 0
+}
+
+// afterView is Before with the delta applied.
+func afterView(p *vmPlan) map[string]any {
+	out := map[string]any{}
+	for k, v := range p.res.Before {
+		out[k] = v
+	}
+	for _, c := range p.delta.Changes {
+		out[c.Key] = c.After
+	}
+	return out
+}
+
+func changesBetween(before, after map[string]any) []Change {
+	keys := make([]string, 0, len(after))
+	for k := range after {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := []Change{}
+	for _, k := range keys {
+		if fmt.Sprint(before[k]) != fmt.Sprint(after[k]) {
+			out = append(out, Change{Key: k, Before: before[k], After: after[k]})
+		}
+	}
+	return out
+}
+
+// power says which power action state needs: "start", "stop" or "".
+func power(s State, running bool) string {
+	switch s {
+	case StateStarted, StateRebuilt:
+		if !running {
+			return "start"
+		}
+	case StateStopped:
+		if running {
+			return "stop"
+		}
+	}
+	return ""
+}
+
+// apply runs one VM's writes in order: stop and destroy, clone, config, resize, power.
+func apply(ctx context.Context, api API, p *vmPlan, timeout time.Duration) error {
+	d, r := p.d, p.res
+	base := func(node string) string { return fmt.Sprintf("/nodes/%s/qemu/%d", url.PathEscape(node), d.VMID) }
+	task := func(what, upid string) error {
+		r.Changed = true
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if err := api.WaitTask(tctx, upid); err != nil {
+			if tctx.Err() != nil && ctx.Err() == nil {
+				return fmt.Errorf("VM %s (vmid %d): %s: task %s did not finish within %s (it may still be running on the node)", d.Name, d.VMID, what, upid, timeout)
+			}
+			return fmt.Errorf("VM %s (vmid %d): %s: %w", d.Name, d.VMID, what, err)
+		}
+		return nil
+	}
+	post := func(what, path string, body map[string]any) error {
+		r.Actions = append(r.Actions, what)
+		var upid string
+		if err := api.Post(ctx, path, body, &upid); err != nil {
+			return fmt.Errorf("VM %s (vmid %d): %s: %w", d.Name, d.VMID, what, err)
+		}
+		return task(what, upid)
+	}
+	running := p.obs != nil && p.obs.Status == "running"
+
+	if p.destroy {
+		if running {
+			if err := post("stop", base(p.node)+"/status/stop", nil); err != nil {
+				return err
+			}
+			running = false
+		}
+		r.Actions = append(r.Actions, "destroy")
+		var upid string
+		q := url.Values{"purge": {"1"}, "destroy-unreferenced-disks": {"1"}}
+		if err := api.Delete(ctx, base(p.node), q, &upid); err != nil {
+			return fmt.Errorf("VM %s (vmid %d): destroy: %w", d.Name, d.VMID, err)
+		}
+		if err := task("destroy", upid); err != nil {
+			return err
+		}
+		r.Status = "absent"
+		if d.State == StateAbsent {
+			r.After = map[string]any{}
+			return nil
+		}
+	}
+	if d.State == StateAbsent {
+		r.After = map[string]any{}
+		return nil
+	}
+
+	cur := p.cur
+	delta := p.delta
+	if p.clone {
+		p.node = d.Node
+		r.Node = d.Node
+		body := map[string]any{"newid": d.VMID, "name": d.Name, "pool": d.Pool, "full": boolInt(d.Full)}
+		if d.Storage != "" {
+			body["storage"] = d.Storage
+		}
+		src := fmt.Sprintf("/nodes/%s/qemu/%d/clone", url.PathEscape(d.Node), p.template)
+		if err := post("clone", src, body); err != nil {
+			return fmt.Errorf("%w (clone from template %d)", err, p.template)
+		}
+		var err error
+		if cur, _, err = ReadConfig(ctx, api, d.Node, d.VMID); err != nil {
+			return fmt.Errorf("VM %s: after clone: %w", d.Name, err)
+		}
+		delta = Compare(d, cur)
+		r.Warnings = append(r.Warnings, delta.Warnings...)
+		if !HasCloudInitDrive(cur) {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("VM %s: template %d has no cloud-init drive: ipconfig0, nameserver and sshkeys will not reach the guest", d.Name, p.template))
+		}
+		running = false
+	}
+	r.Changes = append(r.Changes, delta.Changes...)
+
+	if len(delta.Params) > 0 {
+		r.Actions = append(r.Actions, "config")
+		r.Changed = true
+		// PUT is PVE's synchronous config update: its errors (bad value, SSH key validation,
+		// permission) come back on this request, with PVE's own message.
+		if err := api.Put(ctx, base(p.node)+"/config", delta.Params, nil); err != nil {
+			return fmt.Errorf("VM %s (vmid %d): config %s: %w", d.Name, d.VMID, strings.Join(paramKeys(delta.Params), ", "), err)
+		}
+		if running {
+			var later []string
+			for _, c := range delta.Changes {
+				if c.Key == "cores" || c.Key == "memory" {
+					later = append(later, c.Key)
+				}
+			}
+			if len(later) > 0 {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("VM %s is running: %s may stay pending until it restarts", d.Name, strings.Join(later, ", ")))
+			}
+		}
+	}
+	if delta.Resize != nil {
+		r.Actions = append(r.Actions, "resize")
+		var upid string
+		body := map[string]any{"disk": delta.Resize.Key, "size": FormatSize(delta.Resize.Size)}
+		if err := api.Put(ctx, base(p.node)+"/resize", body, &upid); err != nil {
+			return fmt.Errorf("VM %s (vmid %d): resize %s: %w", d.Name, d.VMID, delta.Resize.Key, err)
+		}
+		if upid != "" {
+			if err := task("resize", upid); err != nil {
+				return err
+			}
+		}
+		r.Changed = true
+	}
+	after := map[string]any{}
+	for k, v := range Values(d, cur) {
+		after[k] = v
+	}
+	for _, c := range delta.Changes {
+		after[c.Key] = c.After
+	}
+	r.After = after
+	if mac := ParseNIC(fmt.Sprint(delta.Params["net0"])).MAC; mac != "" {
+		r.MAC = mac
+	} else if m := ParseNIC(cur["net0"]).MAC; m != "" {
+		r.MAC = m
+	}
+
+	switch power(d.State, running) {
+	case "start":
+		if err := post("start", base(p.node)+"/status/start", nil); err != nil {
+			return err
+		}
+		running = true
+	case "stop":
+		if err := post("stop", base(p.node)+"/status/stop", nil); err != nil {
+			return err
+		}
+		running = false
+	}
+	r.Status = map[bool]string{true: "running", false: "stopped"}[running]
+	return nil
+}
+
+func paramKeys(p map[string]any) []string {
+	out := make([]string, 0, len(p))
+	for k := range p {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,294 @@
+# Copyright: deevnet.tenant developers
+# Apache License 2.0 (see LICENSE)
+# The module itself is a Go binary (cmd/tenant_vm); this file holds its documentation only.
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: tenant_vm
+short_description: A tenant's VMs cloned from a template, on its VNet, addressed by cloud-init
+version_added: 0.1.0
+author: deevnet.tenant developers
+description:
+  - Converges the VMs of one tenant on Proxmox VE in one task. Every identifier comes from the
+    tenant plan (ADR-0002). VM C(k) of tenant C(tdemo) with index 1 is named C(tdemo-1), has vmid
+    C(10101) (never C(/cluster/nextid)), address C(10.20.129.10/24), gateway C(10.20.129.1), and sits
+    in pool C(tenant-tdemo) on the tenant's first VNet C(tn01v0).
+  - A missing VM is cloned from O(template) into the tenant's pool (linked by default, full with
+    O(full)), then in the same task configured (cores, memory, disk growth, C(net0) on the VNet,
+    cloud-init C(ipconfig0), nameserver (the site resolver), searchdomain (the tenant's DNS zone),
+    C(ciuser), C(sshkeys), C(cipassword), tags, description) and brought to its power state.
+  - The configuration is compared key by key with Proxmox VE's normalised form (pending values
+    included). C(net0) keeps its MAC and the keys the module does not own, C(sshkeys) are compared
+    decoded and sent percent-encoded (C(%20), not C(+)), tags as a set, memory from its property
+    string. A second run with the same options sends no write and reports C(changed=false).
+  - Before any write, the module reads everything first and refuses with a clear message when the
+    template, the pool, the VNet, the node or the storage is missing, or when a vmid belongs to
+    another tenant (its C(tenant-<name>) tag or its pool says so) or to nobody this tenant knows.
+    Nothing is written for any VM when one declaration is refused.
+  - Every PVE task is waited for and its exit status checked; a task that ends with anything but
+    C(OK) fails the VM with PVE's own message, and a task that outlives O(timeout) fails with a
+    clear error. One failed VM does not stop the others; the next run converges what is left.
+options:
+  name:
+    description:
+      - Tenant name, as allocated (for example C(tdemo)).
+    type: str
+    required: true
+    aliases: [tenant]
+  index:
+    description:
+      - Tenant index allocated at onboarding, 1..63 with the default site. Index 0 belongs to the
+        reference tenant and is rejected by the plan.
+    type: int
+    required: true
+  site:
+    description:
+      - Overrides of the site plan (keys C(network), C(overlay), C(loopbacks), C(zone), C(resolver),
+        C(transit_vlan), C(underlay_vlan), C(asn), C(controller), C(fabric), C(mtu), C(nodes)), as
+        for M(deevnet.tenant.tenant_plan). The resolver becomes the VMs' nameserver, the first node
+        the default O(node).
+    type: dict
+  vms:
+    description:
+      - The VM declarations. Entry C(i) (1-based) is VM C(i) of the plan unless it gives O(vms[].index).
+      - Mutually exclusive with O(count); one of them is required.
+      - VMs not listed are not touched; declare one with O(vms[].state=absent) to remove it.
+    type: list
+    elements: dict
+    suboptions:
+      index:
+        description: Number C(k) of the VM in the plan (name C(<tenant>-<k>), vmid C(10000+100*index+k)).
+        type: int
+      cores:
+        description: Cores; defaults to the module-level O(cores).
+        type: int
+      memory:
+        description: Memory in MiB; defaults to the module-level O(memory).
+        type: int
+      disk:
+        description: Size of the boot disk, for example C(20G); defaults to the module-level O(disk).
+        type: str
+      template:
+        description: Template to clone; defaults to the module-level O(template).
+        type: str
+      state:
+        description: State of this VM; defaults to the module-level O(state).
+        type: str
+        choices: [present, started, stopped, absent, rebuilt]
+  count:
+    description:
+      - Number of VMs, C(1..count), all with the module-level settings. Mutually exclusive with O(vms).
+    type: int
+  state:
+    description:
+      - Default state of every VM.
+      - V(present) creates and configures the VM and leaves its power state alone (a new VM stays stopped).
+      - V(started) is V(present) and running; V(stopped) is V(present) and stopped (a hard stop).
+      - V(absent) stops the VM, then destroys it with C(purge) and C(destroy-unreferenced-disks).
+      - V(rebuilt) destroys the VM if it exists, clones it again from the template, configures and
+        starts it. It B(always) reports C(changed=true); it is the building block of the
+        rebuild-from-scratch drill, not a convergence.
+    type: str
+    default: started
+    choices: [present, started, stopped, absent, rebuilt]
+  cores:
+    description: Cores of every VM. Not managed when not given (the template's value stays).
+    type: int
+  memory:
+    description: Memory in MiB of every VM. Not managed when not given.
+    type: int
+  disk:
+    description:
+      - Size of the boot disk (the first non-CD, non-cloud-init disk in scsi, virtio, sata, ide
+        order), for example C(20G). Disks only grow; a larger disk is left alone with a warning.
+    type: str
+  template:
+    description:
+      - Template to clone, by vmid (C(9000)) or by name (C(debian-12-genericcloud)). Required for
+        every VM that does not exist yet. A name shared by several templates is refused.
+    type: str
+  node:
+    description: Node to clone on. Defaults to the first node of the site plan.
+    type: str
+  full:
+    description: Full clone instead of a linked clone.
+    type: bool
+    default: false
+  storage:
+    description: Target storage of a full clone; must exist on O(node) and hold VM images. Requires O(full=true).
+    type: str
+  ciuser:
+    description: Cloud-init user. Not managed when not given.
+    type: str
+  cipassword:
+    description:
+      - Cloud-init password. Never shown in output, diffs or errors.
+      - PVE returns it masked (and stores it hashed), so it cannot be compared; it is set when the
+        VM has none and never changed afterwards. Prefer O(sshkeys).
+    type: str
+  sshkeys:
+    description:
+      - Public SSH keys, one per element (an element may hold several lines). The module encodes
+        them the way PVE wants and compares them decoded. Not managed when not given; an empty list clears them.
+    type: list
+    elements: str
+  tags:
+    description:
+      - Extra tags. The tag C(tenant-<name>) is always added; it marks the owner, and tags starting
+        with C(tenant-) that name another tenant are refused. The module owns the tag set, so tags
+        added by hand are removed.
+    type: list
+    elements: str
+  description:
+    description: VM description. Defaults to one naming the VM's FQDN and tenant.
+    type: str
+  parallel:
+    description:
+      - How many VMs converge at once (1..16). PVE clones from a template under a shared lock, so
+        clones run side by side; each request holds one of pvedaemon's few workers only briefly.
+        The default of 4 hides most of the latency without crowding the node.
+    type: int
+    default: 4
+  timeout:
+    description: Seconds to wait for each PVE task (clone, resize, start, stop, destroy).
+    type: int
+    default: 600
+extends_documentation_fragment:
+  - deevnet.tenant.proxmox
+attributes:
+  check_mode:
+    support: full
+    description: Reads and compares only; reports what would change.
+  diff_mode:
+    support: full
+    description: One diff per VM, key by key (secrets masked, sshkeys decoded).
+notes:
+  - The tenant's pool and VNet are made by onboarding and M(deevnet.tenant.tenant_vrf); this module
+    only uses them. A per-tenant API token (PVEVMAdmin on the pool, PVETemplateUser on the template,
+    PVEDatastoreUser on the storage, PVESDNUser on the zone and on the template's bridge) is enough.
+  - Cloud-init settings reach the guest only through a cloud-init drive; the module warns when the
+    VM has none.
+  - Changing cores or memory of a running VM may stay pending in PVE until the VM restarts; the
+    module says so in a warning and in RV(vms[].pending).
+  - States V(absent) and V(rebuilt) stop the VM hard; there is no graceful shutdown.
+seealso:
+  - module: deevnet.tenant.tenant_plan
+  - module: deevnet.tenant.tenant_vrf
+'''
+
+EXAMPLES = r'''
+- name: Two VMs of tenant tdemo, started, reachable by SSH
+  deevnet.tenant.tenant_vm:
+    api_host: pve.example.net
+    api_user: tenant-tdemo@pve
+    api_token_id: iac
+    api_token_secret: "{{ vault_tdemo_token }}"
+    name: tdemo
+    index: 1
+    template: debian-12-genericcloud
+    cores: 2
+    memory: 2048
+    disk: 20G
+    ciuser: debian
+    sshkeys:
+      - "{{ lookup('ansible.builtin.file', 'files/ops.pub') }}"
+    count: 2
+
+- name: Per-VM settings; VM 3 removed
+  deevnet.tenant.tenant_vm:
+    name: tdemo
+    index: 1
+    template: "9000"
+    vms:
+      - cores: 4
+        memory: 4096
+      - state: stopped
+      - index: 3
+        state: absent
+
+- name: Rebuild VM 1 from its template (the drill; always changed)
+  deevnet.tenant.tenant_vm:
+    name: tdemo
+    index: 1
+    template: "9000"
+    vms:
+      - index: 1
+        state: rebuilt
+
+- name: Connection set once for the whole play
+  hosts: localhost
+  module_defaults:
+    group/deevnet.tenant.proxmox:
+      api_host: pve.example.net
+      api_user: tenant-tdemo@pve
+      api_token_id: iac
+      api_token_secret: "{{ vault_tdemo_token }}"
+  tasks:
+    - name: Tenant tdemo's VM, checked first
+      deevnet.tenant.tenant_vm:
+        name: tdemo
+        index: 1
+        template: "9000"
+        count: 1
+      check_mode: true
+      diff: true
+'''
+
+RETURN = r'''
+vms:
+  description: One entry per declared VM, in declaration order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: VM name from the plan.
+      type: str
+      sample: tdemo-1
+    vmid:
+      description: VM id from the plan.
+      type: int
+      sample: 10101
+    node:
+      description: Node the VM is on.
+      type: str
+      sample: dv02hyp002p02
+    state:
+      description: The state asked for.
+      type: str
+      sample: started
+    changed:
+      description: Whether this VM was changed (would be, in check mode).
+      type: bool
+    actions:
+      description: PVE operations done (or, in check mode, that would be done), in order.
+      type: list
+      elements: str
+      sample: [clone, config, resize, start]
+    changes:
+      description: Config keys changed, with their value before and after (secrets masked).
+      type: list
+      elements: dict
+      sample: [{key: ipconfig0, before: null, after: "ip=10.20.129.10/24,gw=10.20.129.1"}]
+    status:
+      description: Power status after the run, or C(absent).
+      type: str
+      sample: running
+    mac:
+      description: MAC address of net0, kept across runs.
+      type: str
+      sample: BC:24:11:5E:7A:01
+    pending:
+      description: Config keys PVE keeps pending until the VM restarts (as read before any write).
+      type: list
+      elements: str
+    warnings:
+      description: Warnings about this VM (also reported as module warnings).
+      type: list
+      elements: str
+    error:
+      description: Why this VM failed.
+      type: str
+      returned: when the VM failed
+'''
