@@ -1,23 +1,15 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/module/moduletest"
 )
 
 func runPlan(t *testing.T, args map[string]any) map[string]any {
 	t.Helper()
-	b, _ := json.Marshal(args)
-	p := filepath.Join(t.TempDir(), "args")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	res, _ := module.Execute(p, func(string) string { return "" }, spec, handle)
+	res, _ := moduletest.Execute(t, spec, handle, args)
 	return res
 }
 

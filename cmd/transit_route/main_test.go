@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/route"
 )
 
@@ -28,12 +26,7 @@ func TestArgumentErrors(t *testing.T) {
 		"fwd name":    {map[string]any{"forwarding": []any{"../../all"}}, "forwarding[0]"},
 		"no dest":     {map[string]any{"routes": []any{map[string]any{"device": "tr0"}}}, "dest"},
 	} {
-		f := filepath.Join(t.TempDir(), "args.json")
-		b, _ := json.Marshal(c.args)
-		if err := os.WriteFile(f, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		res, code := module.Execute(f, func(string) string { return "" }, spec, h)
+		res, code := moduletest.Execute(t, spec, h, c.args)
 		msg, _ := res["msg"].(string)
 		if code != 1 || res["changed"] != false || !strings.Contains(msg, c.want) {
 			t.Errorf("%s: exit %d, %v; want a failure containing %q", name, code, res, c.want)

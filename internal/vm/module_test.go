@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/pvesim"
 	"github.com/deevnet/tenant/internal/vm"
@@ -87,12 +85,7 @@ func (e *simEnv) run(args map[string]any, check, diff bool) (map[string]any, int
 	for k, v := range args {
 		all[k] = v
 	}
-	b, _ := json.Marshal(all)
-	p := filepath.Join(e.t.TempDir(), "args.json")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	return module.Execute(p, func(string) string { return "" }, vm.Spec(), vm.Handle)
+	return moduletest.Execute(e.t, vm.Spec(), vm.Handle, all)
 }
 
 func (e *simEnv) config(vmid int) map[string]any {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/pvesim"
 )
@@ -62,12 +61,7 @@ func (e *env) exec(spec module.Spec, h module.Handler, args map[string]any, chec
 	for k, v := range args {
 		a[k] = v
 	}
-	b, _ := json.Marshal(a)
-	p := filepath.Join(e.t.TempDir(), "args")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	res, code := module.Execute(p, func(string) string { return "" }, spec, h)
+	res, code := moduletest.Execute(e.t, spec, h, a)
 	out, _ := json.Marshal(res)
 	if strings.Contains(string(out), secret) {
 		e.t.Fatalf("token secret in the result: %s", out)
