@@ -1,0 +1,76 @@
+// Command pvesim runs the Proxmox VE 9 API simulator for playbooks, molecule
+// and the demo. It prints one ready line and exits cleanly on SIGTERM/SIGINT.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/deevnet/tenant/internal/pvesim"
+)
+
+func main() {
+	fs := flag.NewFlagSet("pvesim", flag.ExitOnError)
+	listen := fs.String("listen", "127.0.0.1:8006", "loopback address to listen on (host:port; port 0 picks a free one)")
+	config := fs.String("config", "", "YAML config: nodes, storages, templates (default: one node dv02hyp002p02, template 9000)")
+	caOut := fs.String("ca-out", "", "write the CA certificate (PEM) here (default: a temp file, shown in the ready line)")
+	tokenOut := fs.String("token-out", "", "write root@pam!sim connection data and secret as JSON here (mode 0600)")
+	state := fs.String("state", "", "JSON state file: loaded at start if present, saved after each accepted write and on exit")
+	seed := fs.Uint64("seed", 1, "seed for generated MACs, pids and lock tokens (0: random)")
+	latency := fs.Duration("latency", 0, "delay added to every API request (e.g. 20ms)")
+	taskDur := fs.Duration("task-duration", 0, "how long tasks stay running (e.g. 500ms)")
+	insecure := fs.Bool("insecure-http", false, "serve plain HTTP instead of HTTPS (tests only)")
+	authDelay := fs.Duration("auth-fail-delay", 0, "delay before a 401 for a bad token (a real node waits 3s)")
+	fs.Usage = func() {
+		_, _ = fmt.Fprintf(fs.Output(), "Usage: pvesim [flags]\n\nProxmox VE 9 API simulator (API at <url>/api2/json; admin at /_sim/stats,\n/_sim/stats/reset, /_sim/reset, /_sim/faults).\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	_ = fs.Parse(os.Args[1:])
+
+	cfg := pvesim.DefaultConfig()
+	if *config != "" {
+		var err error
+		if cfg, err = pvesim.LoadConfig(*config); err != nil {
+			fail(err)
+		}
+	}
+	cfg.Listen, cfg.CAOut, cfg.StateFile = *listen, *caOut, *state
+	cfg.Seed, cfg.Latency, cfg.TaskDuration, cfg.InsecureHTTP, cfg.AuthFailDelay = *seed, *latency, *taskDur, *insecure, *authDelay
+
+	// Before the ready line: a supervisor may signal as soon as it reads it.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	srv, err := pvesim.Start(cfg)
+	if err != nil {
+		fail(err)
+	}
+	if *tokenOut != "" {
+		if err := srv.WriteTokenFile(*tokenOut); err != nil {
+			_ = srv.Close()
+			fail(err)
+		}
+	}
+	id, _ := srv.RootToken()
+	fmt.Printf("pvesim ready url=%s ca=%s token=%s pid=%d\n", srv.URL(), srv.CAFile(), id, os.Getpid())
+
+	<-sig
+	done := make(chan error, 1)
+	go func() { done <- srv.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			fail(err)
+		}
+	case <-time.After(10 * time.Second):
+		fail(fmt.Errorf("shutdown timed out"))
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "pvesim:", err)
+	os.Exit(1)
+}

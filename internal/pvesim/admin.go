@@ -1,0 +1,58 @@
+package pvesim
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// serveAdmin answers the /_sim/ endpoints used by playbooks and the demo.
+// They carry no authentication: the simulator only listens on loopback.
+func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	reply := func(v any) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": v})
+	}
+	switch r.Method + " " + r.URL.Path {
+	case "GET /_sim/stats":
+		reply(s.Stats())
+	case "POST /_sim/stats/reset":
+		s.ResetStats()
+		reply(nil)
+	case "POST /_sim/reset":
+		s.Reset()
+		reply(nil)
+	case "POST /_sim/faults":
+		// {"faults":[Fault...], "task_faults":[TaskFault...], "hold_sdn_lock_seconds": N,
+		//  "latency_ms": N, "task_duration_ms": N}
+		var req struct {
+			Faults       []Fault     `json:"faults"`
+			TaskFaults   []TaskFault `json:"task_faults"`
+			HoldSDNLock  *float64    `json:"hold_sdn_lock_seconds"`
+			LatencyMS    *int        `json:"latency_ms"`
+			TaskDuration *int        `json:"task_duration_ms"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+			http.Error(w, "bad fault request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, f := range req.Faults {
+			s.InjectFault(f)
+		}
+		for _, f := range req.TaskFaults {
+			s.FailTask(f)
+		}
+		if req.HoldSDNLock != nil {
+			s.HoldSDNLock(time.Duration(*req.HoldSDNLock * float64(time.Second)))
+		}
+		if req.LatencyMS != nil {
+			s.SetLatency(time.Duration(*req.LatencyMS) * time.Millisecond)
+		}
+		if req.TaskDuration != nil {
+			s.SetTaskDuration(time.Duration(*req.TaskDuration) * time.Millisecond)
+		}
+		reply(nil)
+	default:
+		http.Error(w, "unknown pvesim admin endpoint", http.StatusNotFound)
+	}
+}

@@ -1,0 +1,108 @@
+package pvesim
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config seeds the simulated cluster.
+type Config struct {
+	Listen       string        `yaml:"listen"`        // default 127.0.0.1:0
+	InsecureHTTP bool          `yaml:"insecure_http"` // plain HTTP instead of HTTPS
+	CAOut        string        `yaml:"ca_out"`        // CA PEM path; default a temp file
+	StateFile    string        `yaml:"state_file"`    // JSON state kept across restarts
+	Seed         uint64        `yaml:"seed"`          // MACs, pids, lock tokens; 0 = random
+	Latency      time.Duration `yaml:"latency"`       // added to every API request
+	TaskDuration time.Duration `yaml:"task_duration"` // how long tasks stay "running"
+	// AuthFailDelay is PVE's deliberate delay before a 401 for a bad token
+	// (3 s on a real node); 0 by default so tests stay fast.
+	AuthFailDelay time.Duration    `yaml:"auth_fail_delay"`
+	Version       string           `yaml:"version"`
+	Release       string           `yaml:"release"`
+	ClusterName   string           `yaml:"cluster_name"`
+	Nodes         []NodeConfig     `yaml:"nodes"`
+	Storages      []StorageConfig  `yaml:"storages"`
+	Templates     []TemplateConfig `yaml:"templates"`
+	RootSecret    string           `yaml:"root_secret"` // secret of root@pam!sim; random when empty
+	MACPrefix     string           `yaml:"mac_prefix"`  // datacenter MAC prefix, default BC:24:11
+}
+
+// NodeConfig is one cluster node.
+type NodeConfig struct {
+	Name   string `yaml:"name"`
+	MaxCPU int    `yaml:"maxcpu"`
+	MaxMem int64  `yaml:"maxmem"`
+}
+
+// StorageConfig is one storage; Content lists e.g. images, rootdir, iso.
+type StorageConfig struct {
+	ID      string   `yaml:"id"`
+	Type    string   `yaml:"type"`
+	Content []string `yaml:"content"`
+	Shared  bool     `yaml:"shared"`
+	// Clone marks storages that support linked clones (lvmthin, zfs, qcow2 dirs).
+	Clone bool `yaml:"clone"`
+}
+
+// TemplateConfig is a VM (usually a template) present at start.
+type TemplateConfig struct {
+	VMID     int               `yaml:"vmid"`
+	Node     string            `yaml:"node"`
+	Name     string            `yaml:"name"`
+	Template bool              `yaml:"template"`
+	Pool     string            `yaml:"pool"`
+	Config   map[string]string `yaml:"config"`
+}
+
+// DefaultConfig is one node dv02hyp002p02 with template 9000
+// "debian-12-genericcloud", storages local + local-lvm, and root@pam!sim.
+func DefaultConfig() Config {
+	return Config{
+		Listen:      "127.0.0.1:0",
+		Seed:        1,
+		Version:     "9.1.9",
+		Release:     "9.1",
+		ClusterName: "sim",
+		MACPrefix:   "BC:24:11",
+		Nodes:       []NodeConfig{{Name: "dv02hyp002p02", MaxCPU: 16, MaxMem: 68719476736}},
+		Storages: []StorageConfig{
+			{ID: "local", Type: "dir", Content: []string{"iso", "vztmpl", "backup", "snippets"}},
+			{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Clone: true},
+		},
+		Templates: []TemplateConfig{{
+			VMID: 9000, Node: "dv02hyp002p02", Name: "debian-12-genericcloud", Template: true,
+			Config: map[string]string{
+				"cores": "2", "memory": "2048", "sockets": "1", "ostype": "l26", "scsihw": "virtio-scsi-single",
+				"scsi0":    "local-lvm:base-9000-disk-0,size=3G",
+				"ide2":     "local-lvm:vm-9000-cloudinit,media=cdrom",
+				"net0":     "virtio=BC:24:11:00:90:00,bridge=vmbr0",
+				"boot":     "order=scsi0",
+				"serial0":  "socket",
+				"vga":      "serial0",
+				"agent":    "1",
+				"template": "1",
+			},
+		}},
+	}
+}
+
+// LoadConfig reads a YAML config file over DefaultConfig: keys that are
+// given replace the defaults (lists are replaced whole).
+func LoadConfig(path string) (Config, error) {
+	cfg := DefaultConfig()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("read config: %w", err)
+	}
+	dec := yaml.Unmarshal
+	if err := dec(b, &cfg); err != nil {
+		return cfg, fmt.Errorf("parse config %s: %w", path, err)
+	}
+	if len(cfg.Nodes) == 0 {
+		return cfg, fmt.Errorf("config %s: at least one node is needed", path)
+	}
+	return cfg, nil
+}

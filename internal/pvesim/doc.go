@@ -1,0 +1,63 @@
+// Package pvesim is a Proxmox VE 9 API simulator that checks every request
+// against the real (embedded) schema and permission model, in the spirit of
+// vSphere's vcsim: a module that passes against it should pass against a node.
+//
+// Usage in Go tests (see docs/dev/contracts.md):
+//
+//	srv, err := pvesim.Start(pvesim.DefaultConfig()) // HTTPS on 127.0.0.1:0, CA in a temp file
+//	defer srv.Close()
+//	id, secret := srv.RootToken()                     // "root@pam!sim", random secret
+//	client: srv.URL()+"/api2/json", RootCAs from srv.CAFile()
+//
+// Request processing follows PVE's order: authentication (API tokens only:
+// "Authorization: PVEAPIToken=user@realm!id=secret"; 401 "No ticket" /
+// "Authentication failed!"), route lookup in the embedded schema (501 for
+// unknown paths and for schema paths that are not simulated), URI/body
+// conflicts, allowtoken, the schema's permissions.check with the raw
+// parameters (403 "Permission check failed (<path>, <privs>)"), schema
+// validation (400 "Parameter verification failed." with errors{param}), then
+// the handler (most semantic errors are 500 with PVE's text). Error responses
+// carry the first line of the message as the HTTP reason phrase.
+//
+// Routing and validation live in package schema: subset.json (a copy of
+// ../shared/pve-api/subset.json, kept in step by TestEmbeddedSchemaInStep),
+// extra.json (/access/users, /access/users/{userid}, /cluster/status and GET
+// /nodes/{node}/status from apidata.json) and formats.json, embedded.
+//
+// CLI config (pvesim --config FILE; keys left out keep DefaultConfig's values,
+// lists are replaced whole; a template on an unknown node lands on the first):
+//
+//	nodes:
+//	  - {name: dv02hyp002p02, maxcpu: 16, maxmem: 68719476736}
+//	  - {name: dv02hyp003p02, maxcpu: 16, maxmem: 68719476736}
+//	storages:
+//	  - {id: local-lvm, type: lvmthin, content: [images, rootdir], clone: true}
+//	templates:
+//	  - {vmid: 9000, name: debian-12-genericcloud, template: true,
+//	     config: {cores: "2", memory: "2048", scsi0: "local-lvm:base-9000-disk-0,size=3G",
+//	              net0: "virtio=BC:24:11:00:90:00,bridge=vmbr0"}}
+//	task_duration: 200ms
+//	latency: 5ms
+//
+// Admin endpoints (no authentication; loopback only):
+//
+//	GET  /_sim/stats         {"data":{"requests":{"GET /cluster/sdn/zones":3,...},"writes":N,"writes_accepted":M}}
+//	POST /_sim/stats/reset
+//	POST /_sim/reset         back to the configured cluster (also clears stats and faults)
+//	POST /_sim/faults        {"faults":[{"method":"POST","path":"/nodes/{node}/qemu/{vmid}/clone","nth":1,"status":500,"message":"..."}],
+//	                          "task_faults":[{"type":"qmclone","nth":1,"exitstatus":"clone failed: ..."}],
+//	                          "hold_sdn_lock_seconds":600, "latency_ms":20, "task_duration_ms":500}
+//
+// "writes" counts every authenticated POST/PUT/DELETE that reached a known
+// route, whatever its outcome (an idempotent run must show zero);
+// "writes_accepted" only those that returned 200.
+//
+// Simplifications, on purpose: no ticket (password) login; IPAM/DNS objects
+// can be read but not created (a real DNS create contacts the PowerDNS URL);
+// no IPAM allocation side effects (EVPN zones have none anyway); the vnet
+// firewall and vnet IP endpoints answer 501; node-level fabric routes and
+// neighbors are empty (no routing daemon); the guest agent reports the static
+// ipconfig<N> addresses; disks are names and sizes only; the SDN dry-run
+// returns empty diffs; the 3 s delay before a 401 is Config.AuthFailDelay
+// (0 by default).
+package pvesim

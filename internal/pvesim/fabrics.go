@@ -1,0 +1,434 @@
+package pvesim
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// PVE 9 fabrics (openfabric, ospf) and their nodes, versioned like the other
+// SDN objects. Node objects are keyed "<fabric>/<node>".
+
+func (s *Server) fabricIndex(r *reqCtx) (any, error) {
+	return []map[string]string{{"subdir": "fabric"}, {"subdir": "node"}, {"subdir": "all"}}, nil
+}
+
+func (s *Server) fabricVisible(r *reqCtx, id string) bool {
+	return s.st.has(r.who, "/sdn/fabrics/"+id, []string{"SDN.Audit", "SDN.Allocate"}, true)
+}
+
+func (s *Server) nodeVisible(r *reqCtx, node string) bool {
+	return s.st.has(r.who, "/nodes/"+node, []string{"Sys.Audit", "Sys.Modify"}, true)
+}
+
+func (s *Server) fabricList(r *reqCtx) (any, error) {
+	out := []sdnObj{}
+	for _, o := range s.view("fabrics", r.params) {
+		if s.fabricVisible(r, fmt.Sprint(o["id"])) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) fabricNodeObjs(r *reqCtx, fabric string) []sdnObj {
+	out := []sdnObj{}
+	for _, o := range s.view("fabricnodes", r.params) {
+		f := fmt.Sprint(o["fabric_id"])
+		if (fabric == "" || f == fabric) && s.fabricVisible(r, f) && s.nodeVisible(r, fmt.Sprint(o["node_id"])) {
+			delete(o, "id")
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (s *Server) fabricNodeListAll(r *reqCtx) (any, error) { return s.fabricNodeObjs(r, ""), nil }
+
+func (s *Server) fabricNodeList(r *reqCtx) (any, error) {
+	return s.fabricNodeObjs(r, r.params.Str("fabric_id")), nil
+}
+
+func (s *Server) fabricAll(r *reqCtx) (any, error) {
+	f, _ := s.fabricList(r)
+	return map[string]any{"fabrics": f, "nodes": s.fabricNodeObjs(r, "")}, nil
+}
+
+func (s *Server) fabricGet(r *reqCtx) (any, error) {
+	id := r.params.Str("id")
+	o, ok := s.st.SDN.Current["fabrics"][id]
+	if !ok {
+		return nil, plainErr("fabric '%s' does not exist in configuration", id)
+	}
+	return copyObj(o), nil
+}
+
+// fabricRules checks protocol rules and prefix overlap; it canonicalises ip_prefix.
+func (s *Server) fabricRules(id string, o sdnObj) string {
+	proto := o["protocol"]
+	_, v4 := o["ip_prefix"]
+	_, v6 := o["ip6_prefix"]
+	switch proto {
+	case "openfabric":
+		if !v4 && !v6 {
+			return "openfabric fabric needs an ip_prefix or ip6_prefix"
+		}
+	case "ospf":
+		if v6 {
+			return "IPv6 is currently not supported for protocol ospf"
+		}
+		if !v4 {
+			return "ospf fabric needs an ip_prefix"
+		}
+		if _, ok := o["area"]; !ok {
+			return "missing area for ospf fabric"
+		}
+	}
+	for _, k := range []string{"ip_prefix", "ip6_prefix"} {
+		if v, ok := o[k]; ok {
+			p, err := netip.ParsePrefix(fmt.Sprint(v))
+			if err != nil {
+				return fmt.Sprintf("invalid %s '%v'", k, v)
+			}
+			o[k] = p.Masked().String()
+		}
+	}
+	for oid, other := range s.st.SDN.Current["fabrics"] {
+		if oid == id {
+			continue
+		}
+		if proto == "ospf" && other["protocol"] == "ospf" && jsonEqual(other["area"], o["area"]) {
+			return "duplicate OSPF area"
+		}
+		for _, k := range []string{"ip_prefix", "ip6_prefix"} {
+			a, e1 := netip.ParsePrefix(fmt.Sprint(o[k]))
+			b, e2 := netip.ParsePrefix(fmt.Sprint(other[k]))
+			if e1 == nil && e2 == nil && a.Overlaps(b) {
+				return fmt.Sprintf("prefix %s overlaps with fabric '%s'", a, oid)
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Server) fabricCreate(r *reqCtx) (any, error) {
+	id := r.params.Str("id")
+	const op = "adding fabric"
+	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+		return nil, err
+	}
+	cur := s.st.SDN.Current
+	if _, ok := cur["fabrics"][id]; ok {
+		return nil, plainErr("%s failed: fabric '%s' already exists in config", op, id)
+	}
+	o := storeParams(s.schema.Method("/cluster/sdn/fabrics/fabric", "POST"), r.params)
+	if m := s.fabricRules(id, o); m != "" {
+		return nil, plainErr("%s failed: %s", op, m)
+	}
+	cur["fabrics"][id] = o
+	return nil, nil
+}
+
+func (s *Server) fabricUpdate(r *reqCtx) (any, error) {
+	id := r.params.Str("id")
+	const op = "updating fabric"
+	cur := s.st.SDN.Current
+	old, ok := cur["fabrics"][id]
+	if !ok {
+		return nil, plainErr("%s failed: fabric '%s' does not exist in configuration", op, id)
+	}
+	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+		return nil, err
+	}
+	if err := s.checkDigest("fabrics", r.params, op); err != nil {
+		return nil, err
+	}
+	if r.params.Str("protocol") != old["protocol"] {
+		return nil, plainErr("%s failed: cannot change protocol of fabric '%s'", op, id)
+	}
+	o, _ := applyUpdate(s.schema.Method("/cluster/sdn/fabrics/fabric/{id}", "PUT"), old, r.params)
+	if m := s.fabricRules(id, o); m != "" {
+		return nil, plainErr("%s failed: %s", op, m)
+	}
+	cur["fabrics"][id] = o
+	return nil, nil
+}
+
+func (s *Server) fabricDelete(r *reqCtx) (any, error) {
+	id := r.params.Str("id")
+	const op = "deleting fabric"
+	cur := s.st.SDN.Current
+	if _, ok := cur["fabrics"][id]; !ok {
+		return nil, plainErr("%s failed: fabric '%s' does not exist in configuration", op, id)
+	}
+	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+		return nil, err
+	}
+	for _, cid := range sortedKeys(cur["controllers"]) {
+		if cur["controllers"][cid]["fabric"] == id {
+			return nil, plainErr("%s failed: this fabric is still used in the EVPN controller \"%s\"", op, cid)
+		}
+	}
+	for _, zid := range sortedKeys(cur["zones"]) {
+		if z := cur["zones"][zid]; z["type"] == "vxlan" && z["fabric"] == id {
+			return nil, plainErr("%s failed: this fabric is still used in the VXLAN zone \"%s\"", op, zid)
+		}
+	}
+	for key, n := range cur["fabricnodes"] {
+		if n["fabric_id"] == id {
+			if err := s.st.check(r.who, "/nodes/"+fmt.Sprint(n["node_id"]), []string{"Sys.Modify"}, false); err != nil {
+				return nil, err
+			}
+			_ = key
+		}
+	}
+	for key, n := range cur["fabricnodes"] {
+		if n["fabric_id"] == id {
+			delete(cur["fabricnodes"], key)
+		}
+	}
+	delete(cur["fabrics"], id)
+	return nil, nil
+}
+
+func (s *Server) fabricNodeGet(r *reqCtx) (any, error) {
+	f, n := r.params.Str("fabric_id"), r.params.Str("node_id")
+	o, ok := s.st.SDN.Current["fabricnodes"][f+"/"+n]
+	if !ok {
+		return nil, plainErr("node '%s' does not exist in fabric '%s'", n, f)
+	}
+	c := copyObj(o)
+	delete(c, "id")
+	return c, nil
+}
+
+// fabricNodeRules checks node IPs against the fabric prefixes and interface reuse.
+func (s *Server) fabricNodeRules(fab sdnObj, key string, o sdnObj) string {
+	node := fmt.Sprint(o["node_id"])
+	for _, fam := range []struct{ pfx, ip string }{{"ip_prefix", "ip"}, {"ip6_prefix", "ip6"}} {
+		pv, hasP := fab[fam.pfx]
+		iv, hasIP := o[fam.ip]
+		if hasP && !hasIP {
+			return fmt.Sprintf("node '%s' does not have an IP configured for this fabric prefix %v", node, pv)
+		}
+		if hasP && hasIP {
+			p, _ := netip.ParsePrefix(fmt.Sprint(pv))
+			a, err := netip.ParseAddr(fmt.Sprint(iv))
+			if err != nil || !p.Contains(a) {
+				return fmt.Sprintf("node IP %v is outside the IP prefix %v of the fabric", iv, pv)
+			}
+		}
+	}
+	ifaces := map[string]bool{}
+	if l, ok := o["interfaces"].([]any); ok {
+		for _, it := range l {
+			for _, part := range strings.Split(fmt.Sprint(it), ",") {
+				if name, ok := strings.CutPrefix(part, "name="); ok {
+					ifaces[name] = true
+				} else if !strings.Contains(part, "=") {
+					ifaces[part] = true
+				}
+			}
+		}
+	}
+	for k, other := range s.st.SDN.Current["fabricnodes"] {
+		if k == key {
+			continue
+		}
+		if other["fabric_id"] == o["fabric_id"] {
+			for _, f := range []string{"ip", "ip6"} {
+				if _, ok := o[f]; ok && jsonEqual(other[f], o[f]) {
+					return fmt.Sprintf("node IP %v is already used by node '%v'", o[f], other["node_id"])
+				}
+			}
+		}
+		if other["node_id"] == o["node_id"] && other["fabric_id"] != o["fabric_id"] {
+			if l, ok := other["interfaces"].([]any); ok {
+				for _, it := range l {
+					for _, part := range strings.Split(fmt.Sprint(it), ",") {
+						if name, ok := strings.CutPrefix(part, "name="); ok && ifaces[name] {
+							return "interface is already in use by another fabric"
+						}
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Server) fabricNodeCreate(r *reqCtx) (any, error) {
+	f, n := r.params.Str("fabric_id"), r.params.Str("node_id")
+	const op = "adding node"
+	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+		return nil, err
+	}
+	cur := s.st.SDN.Current
+	fab, ok := cur["fabrics"][f]
+	if !ok {
+		return nil, plainErr("%s failed: fabric '%s' does not exist in configuration", op, f)
+	}
+	key := f + "/" + n
+	if _, ok := cur["fabricnodes"][key]; ok {
+		return nil, plainErr("%s failed: node '%s' already exists in config for fabric %s", op, n, f)
+	}
+	if r.params.Str("protocol") != fab["protocol"] {
+		return nil, plainErr("%s failed: protocol '%s' does not match fabric '%s'", op, r.params.Str("protocol"), f)
+	}
+	o := storeParams(s.schema.Method("/cluster/sdn/fabrics/node/{fabric_id}", "POST"), r.params)
+	if m := s.fabricNodeRules(fab, key, o); m != "" {
+		return nil, plainErr("%s failed: %s", op, m)
+	}
+	o["id"] = key
+	cur["fabricnodes"][key] = o
+	return nil, nil
+}
+
+func (s *Server) fabricNodeUpdate(r *reqCtx) (any, error) {
+	f, n := r.params.Str("fabric_id"), r.params.Str("node_id")
+	const op = "updating node"
+	cur := s.st.SDN.Current
+	key := f + "/" + n
+	old, ok := cur["fabricnodes"][key]
+	if !ok {
+		return nil, plainErr("%s failed: node '%s' does not exist in fabric '%s'", op, n, f)
+	}
+	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+		return nil, err
+	}
+	if err := s.checkDigest("fabricnodes", r.params, op); err != nil {
+		return nil, err
+	}
+	o, _ := applyUpdate(s.schema.Method("/cluster/sdn/fabrics/node/{fabric_id}/{node_id}", "PUT"), old, r.params)
+	if m := s.fabricNodeRules(cur["fabrics"][f], key, o); m != "" {
+		return nil, plainErr("%s failed: %s", op, m)
+	}
+	cur["fabricnodes"][key] = o
+	return nil, nil
+}
+
+func (s *Server) fabricNodeDelete(r *reqCtx) (any, error) {
+	f, n := r.params.Str("fabric_id"), r.params.Str("node_id")
+	const op = "deleting node"
+	cur := s.st.SDN.Current
+	key := f + "/" + n
+	if _, ok := cur["fabricnodes"][key]; !ok {
+		return nil, plainErr("%s failed: node '%s' does not exist in fabric '%s'", op, n, f)
+	}
+	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+		return nil, err
+	}
+	delete(cur["fabricnodes"], key)
+	return nil, nil
+}
+
+// ---- node-level SDN status ----
+
+func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
+	out := []map[string]any{}
+	run := map[string]sdnObj{}
+	if s.st.SDN.Running != nil {
+		run = s.st.SDN.Running["zones"]
+	}
+	for _, z := range sortedKeys(run) {
+		if s.st.has(r.who, "/sdn/zones/"+z, []string{"SDN.Audit"}, false) {
+			out = append(out, map[string]any{"zone": z, "status": "available"})
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) nodeSDNZone(r *reqCtx) (any, error) {
+	return []map[string]string{{"subdir": "content"}, {"subdir": "bridges"}, {"subdir": "ip-vrf"}}, nil
+}
+
+func (s *Server) sdnDryRun(r *reqCtx) (any, error) {
+	return map[string]string{"frr-diff": "", "interfaces-diff": ""}, nil
+}
+
+func (s *Server) nodeSDNIndex(r *reqCtx) (any, error) {
+	return []map[string]string{{"subdir": "zones"}, {"subdir": "vnets"}, {"subdir": "fabrics"}}, nil
+}
+
+func (s *Server) nodeSDNEmpty(r *reqCtx) (any, error) { return []any{}, nil }
+
+// nodeSDNZoneContent lists the applied vnets of a zone as deployed on the node.
+func (s *Server) nodeSDNZoneContent(r *reqCtx) (any, error) {
+	out := []map[string]any{}
+	if s.st.SDN.Running == nil {
+		return out, nil
+	}
+	zone := r.params.Str("zone")
+	for _, v := range sortedKeys(s.st.SDN.Running["vnets"]) {
+		if s.st.SDN.Running["vnets"][v]["zone"] == zone {
+			out = append(out, map[string]any{"vnet": v, "status": "available"})
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) nodeSDNVnet(r *reqCtx) (any, error) {
+	vnet := r.params.Str("vnet")
+	if err := s.vnetPerm(r, vnet, "SDN.Audit"); err != nil {
+		return nil, err
+	}
+	return []map[string]string{{"subdir": "mac-vrf"}}, nil
+}
+
+func (s *Server) ipamGet(r *reqCtx) (any, error) {
+	id := r.params.Str("ipam")
+	o, ok := s.st.SDN.IPAMs[id]
+	if !ok {
+		return nil, plainErr("sdn '%s' does not exist", id)
+	}
+	return o, nil
+}
+
+func (s *Server) dnsGet(r *reqCtx) (any, error) {
+	id := r.params.Str("dns")
+	o, ok := s.st.SDN.DNS[id]
+	if !ok {
+		return nil, plainErr("sdn '%s' does not exist", id)
+	}
+	c := copyObj(o)
+	delete(c, "key") // the API key is a secret
+	return c, nil
+}
+
+func (s *Server) nodeFabricIndex(r *reqCtx) (any, error) {
+	if _, err := s.runningFabricNode(r); err != nil {
+		return nil, err
+	}
+	return []map[string]string{{"subdir": "routes"}, {"subdir": "neighbors"}, {"subdir": "interfaces"}}, nil
+}
+
+func (s *Server) runningFabricNode(r *reqCtx) (sdnObj, error) {
+	f := r.params.Str("fabric")
+	if s.st.SDN.Running == nil || s.st.SDN.Running["fabrics"][f] == nil {
+		return nil, plainErr("fabric '%s' does not exist in configuration", f)
+	}
+	return s.st.SDN.Running["fabricnodes"][f+"/"+r.params.Str("node")], nil
+}
+
+// nodeFabricStatus: interfaces of the applied node config; no routing
+// daemon runs, so routes and neighbors are empty.
+func (s *Server) nodeFabricStatus(r *reqCtx) (any, error) {
+	n, err := s.runningFabricNode(r)
+	if err != nil {
+		return nil, err
+	}
+	out := []map[string]any{}
+	if !strings.HasSuffix(r.path, "/interfaces") || n == nil {
+		return out, nil
+	}
+	if l, ok := n["interfaces"].([]any); ok {
+		for _, it := range l {
+			for _, part := range strings.Split(fmt.Sprint(it), ",") {
+				if name, ok := strings.CutPrefix(part, "name="); ok {
+					out = append(out, map[string]any{"name": name, "state": "up", "type": "point-to-point"})
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,751 @@
+package pvesim
+
+import (
+	"context"
+	crand "crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"io"
+	"log"
+	"math/rand/v2"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Stats counts API requests by "METHOD /route/template" (unknown routes as
+// "METHOD ?"). Writes counts every POST/PUT/DELETE API request that was
+// authenticated and routed, whether it then succeeded or was refused
+// (attempted writes: an idempotent second run must have zero).
+// WritesAccepted counts those that returned 2xx.
+type Stats struct {
+	Requests       map[string]int `json:"requests"`
+	Writes         int            `json:"writes"`
+	WritesAccepted int            `json:"writes_accepted"`
+}
+
+// Fault makes the Nth request matching Method and Path (a route template as
+// in Stats, e.g. "/nodes/{node}/qemu/{vmid}/clone") fail with Status and
+// Message. Nth counts from 1; 0 means every matching request.
+type Fault struct {
+	Method  string `json:"method"`
+	Path    string `json:"path"`
+	Nth     int    `json:"nth"`
+	Status  int    `json:"status"`
+	Message string `json:"message"`
+	seen    int
+}
+
+// TaskFault makes the Nth task of Type end with ExitStatus and without its effect.
+type TaskFault struct {
+	Type       string `json:"type"`
+	Nth        int    `json:"nth"`
+	ExitStatus string `json:"exitstatus"`
+	seen       int
+}
+
+// Server is a running simulator.
+type Server struct {
+	cfg      Config
+	schema   *schema.Schema
+	handlers map[string]handlerFunc
+
+	mu         sync.Mutex
+	st         *state
+	rng        *rand.Rand
+	stats      Stats
+	faults     []*Fault
+	taskFaults []*TaskFault
+	latency    time.Duration
+	taskDur    time.Duration
+	rootSecret string
+	digests    map[string]string // SDN config digests, dropped on every write
+
+	ln     net.Listener
+	http   *http.Server
+	url    string
+	caFile string
+	tmpDir string
+	done   chan struct{}
+}
+
+// apiError is an error with PVE's HTTP status and optional parameter errors.
+type apiError struct {
+	Status  int
+	Message string
+	Errors  map[string]string
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func paramErr(errs map[string]string) *apiError {
+	return &apiError{Status: 400, Message: "Parameter verification failed.\n", Errors: errs}
+}
+
+// plainErr is a 500 with PVE's message; Perl appends a newline.
+func plainErr(format string, a ...any) *apiError {
+	msg := fmt.Sprintf(format, a...)
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	return &apiError{Status: 500, Message: msg}
+}
+
+// Start builds the cluster from cfg and serves it on cfg.Listen (127.0.0.1:0 by default).
+func Start(cfg Config) (*Server, error) {
+	sch, err := schema.Load()
+	if err != nil {
+		return nil, fmt.Errorf("pvesim: load schema: %w", err)
+	}
+	if len(cfg.Nodes) == 0 {
+		return nil, errors.New("pvesim: config has no nodes")
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.MACPrefix == "" {
+		cfg.MACPrefix = "BC:24:11"
+	}
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("pvesim: listen address %q: %w", cfg.Listen, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("pvesim: refusing to listen on non-loopback address %q", cfg.Listen)
+	}
+	s := &Server{cfg: cfg, schema: sch, latency: cfg.Latency, taskDur: cfg.TaskDuration, done: make(chan struct{})}
+	s.rootSecret = cfg.RootSecret
+	if s.rootSecret == "" {
+		s.rootSecret = randomUUID(nil)
+	}
+	s.resetLocked()
+	if cfg.StateFile != "" {
+		if st, err := loadState(cfg.StateFile); err == nil {
+			s.st = st
+			if tok := st.Users["root@pam"].Tokens["sim"]; tok != nil {
+				s.rootSecret = tok.Secret
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("pvesim: %w", err)
+		}
+	}
+	s.handlers = s.routes()
+
+	if s.tmpDir, err = os.MkdirTemp("", "pvesim-"); err != nil {
+		return nil, fmt.Errorf("pvesim: temp dir: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		_ = os.RemoveAll(s.tmpDir)
+		return nil, fmt.Errorf("pvesim: listen: %w", err)
+	}
+	s.http = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0), // e.g. TLS handshake noise from probes
+		// pveproxy speaks HTTP/1.1 only; an empty map disables h2, which
+		// also keeps PVE's reason phrases possible.
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+	}
+	scheme := "http"
+	if !cfg.InsecureHTTP {
+		caPath := cfg.CAOut
+		if caPath == "" {
+			caPath = filepath.Join(s.tmpDir, "pvesim-ca.pem")
+		}
+		tlsCfg, err := newTLS(caPath)
+		if err != nil {
+			_ = ln.Close()
+			_ = os.RemoveAll(s.tmpDir)
+			return nil, fmt.Errorf("pvesim: %w", err)
+		}
+		s.caFile = caPath
+		ln = tls.NewListener(ln, tlsCfg)
+		scheme = "https"
+	}
+	s.ln = ln
+	s.url = fmt.Sprintf("%s://%s", scheme, ln.Addr().String())
+	go func() {
+		defer close(s.done)
+		_ = s.http.Serve(ln)
+	}()
+	return s, nil
+}
+
+// resetLocked rebuilds the cluster from the config (stats and faults too).
+func (s *Server) resetLocked() {
+	seed := s.cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	s.st = newState(s.cfg, s.rootSecret)
+	s.stats = Stats{Requests: map[string]int{}}
+	s.faults, s.taskFaults = nil, nil
+	s.digests = nil
+}
+
+// Close stops the server, saves the state file if configured, and removes temp files.
+func (s *Server) Close() error {
+	// A short grace for requests in flight, then connections are closed:
+	// playbooks stop the simulator between runs and should not wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var err error
+	if serr := s.http.Shutdown(ctx); serr != nil {
+		err = s.http.Close()
+	}
+	<-s.done
+	if s.cfg.StateFile != "" {
+		s.mu.Lock()
+		s.finishAllLocked()
+		if serr := s.st.save(s.cfg.StateFile); serr != nil && err == nil {
+			err = serr
+		}
+		s.mu.Unlock()
+	}
+	_ = os.RemoveAll(s.tmpDir)
+	return err
+}
+
+// URL is "https://127.0.0.1:PORT" (the API is at URL()+"/api2/json").
+func (s *Server) URL() string { return s.url }
+
+// Host is the listen host.
+func (s *Server) Host() string { h, _, _ := net.SplitHostPort(s.ln.Addr().String()); return h }
+
+// Port is the listen port.
+func (s *Server) Port() int {
+	_, p, _ := net.SplitHostPort(s.ln.Addr().String())
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// CAFile is the PEM file of the CA that signed the server certificate ("" over plain HTTP).
+func (s *Server) CAFile() string { return s.caFile }
+
+// RootToken returns the full token id root@pam!sim and its secret.
+func (s *Server) RootToken() (string, string) { return "root@pam!sim", s.rootSecret }
+
+// Stats returns a copy of the request counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Stats{Requests: map[string]int{}, Writes: s.stats.Writes, WritesAccepted: s.stats.WritesAccepted}
+	for k, v := range s.stats.Requests {
+		out.Requests[k] = v
+	}
+	return out
+}
+
+// ResetStats zeroes the request counters.
+func (s *Server) ResetStats() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats = Stats{Requests: map[string]int{}}
+}
+
+// Reset restores the initial cluster of the config, and clears stats and faults.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resetLocked()
+}
+
+// InjectFault registers a request fault.
+func (s *Server) InjectFault(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, &f)
+}
+
+// FailTask registers a task fault.
+func (s *Server) FailTask(f TaskFault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.taskFaults = append(s.taskFaults, &f)
+}
+
+// HoldSDNLock makes another client hold the global SDN lock, taken age ago.
+func (s *Server) HoldSDNLock(age time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.SDN.Lock = &sdnLock{Token: randomUUID(s.rng), Since: time.Now().Add(-age).Unix(), Owner: "root@pam!other"}
+}
+
+// SetLatency adds d to every API request.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
+}
+
+// SetTaskDuration sets how long new tasks stay running.
+func (s *Server) SetTaskDuration(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.taskDur = d
+}
+
+func randomUUID(r *rand.Rand) string {
+	var b [16]byte
+	if r == nil {
+		_, _ = crand.Read(b[:])
+	} else {
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+	}
+	b[6] = b[6]&0x0f | 0x70 // version 7 layout, as PVE's lock tokens
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// ---- HTTP ----
+
+// Params are request parameters as PVE sees them (see schema.Params).
+type Params = schema.Params
+
+// reqCtx is one API request after routing and parsing.
+type reqCtx struct {
+	method   string
+	template string
+	path     string
+	vars     map[string]string
+	params   Params
+	who      principal
+}
+
+type handlerFunc func(r *reqCtx) (any, error)
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/_sim/") {
+		s.serveAdmin(w, r)
+		return
+	}
+	p, ok := strings.CutPrefix(r.URL.Path, "/api2/json")
+	if !ok {
+		writeError(w, &apiError{Status: 404, Message: "Not Found\n"})
+		return
+	}
+	if p == "" {
+		p = "/"
+	}
+	s.mu.Lock()
+	lat := s.latency
+	s.mu.Unlock()
+	if lat > 0 {
+		time.Sleep(lat)
+	}
+	data, err := s.serveAPI(r, p)
+	if err != nil {
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			ae = plainErr("%s", err.Error())
+		}
+		if ae.Status == 401 && ae.Message == "Authentication failed!\n" && s.cfg.AuthFailDelay > 0 {
+			time.Sleep(s.cfg.AuthFailDelay)
+		}
+		writeError(w, ae)
+		return
+	}
+	b, _ := json.Marshal(map[string]any{"data": data})
+	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+	w.Header().Set("Cache-Control", "max-age=0")
+	w.Header().Set("Server", "pve-api-daemon/3.0")
+	_, _ = w.Write(b)
+}
+
+// writeError sends PVE's error shape. The reason phrase is the first line of
+// the message, which net/http cannot set, so the connection is hijacked.
+func writeError(w http.ResponseWriter, e *apiError) {
+	body := map[string]any{"data": nil}
+	if e.Status != 401 {
+		body["message"] = e.Message
+	}
+	if len(e.Errors) > 0 {
+		body["errors"] = e.Errors
+	}
+	b, _ := json.Marshal(body)
+	if e.Status == 401 && e.Message == "Authentication failed!\n" {
+		b = nil
+	}
+	reason := strings.SplitN(strings.TrimRight(e.Message, "\n"), "\n", 2)[0]
+	reason = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, reason)
+	if hj, ok := w.(http.Hijacker); ok {
+		conn, buf, err := hj.Hijack()
+		if err == nil {
+			defer func() { _ = conn.Close() }()
+			_, _ = fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nContent-Type: application/json;charset=UTF-8\r\nContent-Length: %d\r\nConnection: close\r\nServer: pve-api-daemon/3.0\r\n\r\n", e.Status, reason, len(b))
+			_, _ = buf.Write(b)
+			_ = buf.Flush()
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(b)
+}
+
+func (s *Server) serveAPI(r *http.Request, path string) (any, error) {
+	method := r.Method
+	// 1. authentication
+	who, aerr := s.authenticate(r)
+	// 2. route lookup
+	tmpl, vars, found := s.schema.Match(path)
+	var mi *schema.Method
+	if found {
+		mi = s.schema.Method(tmpl, method)
+	}
+	key := method + " " + tmpl
+	if mi == nil {
+		key = method + " ?"
+	}
+	params, perr := parseParams(r)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Requests[key]++
+	if aerr != nil {
+		return nil, aerr
+	}
+	if mi == nil {
+		return nil, &apiError{Status: 501, Message: fmt.Sprintf("Method '%s %s' not implemented\n", method, path)}
+	}
+	isWrite := method == "POST" || method == "PUT" || method == "DELETE"
+	if isWrite {
+		s.stats.Writes++
+	}
+	s.advanceLocked()
+	if f := s.matchFault(method, tmpl); f != nil {
+		return nil, &apiError{Status: f.Status, Message: strings.TrimSuffix(f.Message, "\n") + "\n"}
+	}
+	if perr != nil {
+		return nil, perr
+	}
+	// 3. URI parameters vs body parameters
+	for k, v := range vars {
+		if bv, ok := params[k]; ok && fmt.Sprint(bv) != v {
+			return nil, paramErr(map[string]string{k: "duplicate parameter (already defined in URI)"})
+		}
+		params[k] = v
+	}
+	// 4. allowtoken
+	if who.TokenID != "" && mi.AllowToken != nil && !bool(*mi.AllowToken) {
+		return nil, &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (URI '%s' not available with API token, need proper ticket.)\n", path)}
+	}
+	// 5. permission check with the raw parameters
+	if !who.isRoot() {
+		if !mi.HasPermissions {
+			return nil, &apiError{Status: 403, Message: "Permission check failed (user != root@pam)\n"}
+		}
+		if mi.Check != nil {
+			if err := s.st.evalCheck(who, mi.Check, params, true); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// 6. schema validation
+	if errs := s.schema.Validate(mi.Parameters, params); len(errs) > 0 {
+		return nil, paramErr(errs)
+	}
+	// 7. handler
+	h := s.handlers[method+" "+tmpl]
+	if h == nil {
+		return nil, &apiError{Status: 501, Message: fmt.Sprintf("Method '%s %s' not implemented\n", method, path)}
+	}
+	rc := &reqCtx{method: method, template: tmpl, path: path, vars: vars, params: params, who: who}
+	if isWrite {
+		s.digests = nil
+	}
+	data, err := h(rc)
+	if isWrite {
+		s.digests = nil
+	}
+	if err == nil && isWrite {
+		s.stats.WritesAccepted++
+	}
+	if s.taskDur == 0 {
+		s.advanceLocked()
+	}
+	if err == nil && isWrite && s.cfg.StateFile != "" {
+		_ = s.st.save(s.cfg.StateFile) // best effort, so a crash keeps the demo state
+	}
+	return data, err
+}
+
+func (s *Server) matchFault(method, tmpl string) *Fault {
+	for _, f := range s.faults {
+		if f.Method != method || f.Path != tmpl {
+			continue
+		}
+		f.seen++
+		if f.Nth == 0 || f.seen == f.Nth {
+			return f
+		}
+	}
+	return nil
+}
+
+func (s *Server) authenticate(r *http.Request) (principal, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return principal{}, &apiError{Status: 401, Message: "No ticket\n"}
+	}
+	v, ok := strings.CutPrefix(h, "PVEAPIToken=")
+	if !ok {
+		v, ok = strings.CutPrefix(h, "PVEAPIToken ")
+	}
+	fail := &apiError{Status: 401, Message: "Authentication failed!\n"}
+	if !ok {
+		return principal{}, fail
+	}
+	full, secret, ok := strings.Cut(v, "=")
+	if !ok {
+		return principal{}, fail
+	}
+	user, tid, ok := strings.Cut(full, "!")
+	if !ok {
+		return principal{}, fail
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.st.Users[user]
+	if u == nil || !u.Enable {
+		return principal{}, fail
+	}
+	t := u.Tokens[tid]
+	now := time.Now().Unix()
+	if t == nil || t.Secret != secret || (t.Expire != 0 && t.Expire < now) || (u.Expire != 0 && u.Expire < now) {
+		return principal{}, fail
+	}
+	return principal{User: user, TokenID: tid, Privsep: t.Privsep}, nil
+}
+
+// parseParams merges the query string and a form or JSON body, PVE style.
+func parseParams(r *http.Request) (Params, error) {
+	out := Params{}
+	if r.Body != nil && (r.Method == "POST" || r.Method == "PUT") {
+		b, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+		if err != nil {
+			return nil, fmt.Errorf("read body: %w", err)
+		}
+		ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if len(b) > 0 {
+			if ct == "application/json" {
+				if err := parseJSONBody(b, out); err != nil {
+					return nil, &apiError{Status: 400, Message: fmt.Sprintf("malformed JSON body: %v\n", err)}
+				}
+			} else {
+				if err := parseForm(string(b), out); err != nil {
+					return nil, &apiError{Status: 400, Message: fmt.Sprintf("malformed form body: %v\n", err)}
+				}
+			}
+		}
+	}
+	q := Params{}
+	if err := parseForm(r.URL.RawQuery, q); err != nil {
+		return nil, &apiError{Status: 400, Message: fmt.Sprintf("malformed query: %v\n", err)}
+	}
+	for k, v := range q { // query overrides the body
+		out[k] = v
+	}
+	return out, nil
+}
+
+// parseForm decodes x-www-form-urlencoded: '+' is a space, a repeated key is
+// an array, and an empty value counts as absent.
+func parseForm(raw string, out Params) error {
+	vals, err := url.ParseQuery(raw)
+	if err != nil {
+		return err
+	}
+	for k, vs := range vals {
+		var keep []string
+		for _, v := range vs {
+			if v != "" {
+				keep = append(keep, v)
+			}
+		}
+		switch len(keep) {
+		case 0:
+		case 1:
+			out[k] = keep[0]
+		default:
+			out[k] = keep
+		}
+	}
+	return nil
+}
+
+// parseJSONBody accepts an object whose values are scalars or arrays.
+// Booleans become 1/0 as PVE's JSON path accepts true/false.
+func parseJSONBody(b []byte, out Params) error {
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return err
+	}
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+		case []any:
+			var arr []string
+			for _, it := range x {
+				arr = append(arr, jsonScalar(it))
+			}
+			out[k] = arr
+		default:
+			out[k] = jsonScalar(x)
+		}
+	}
+	return nil
+}
+
+func jsonScalar(v any) string {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return "1"
+		}
+		return "0"
+	case json.Number:
+		return x.String()
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// ---- tasks ----
+
+const maxTasks = 5000
+
+// startTask creates a task; finish runs when it ends (after TaskDuration),
+// its error becoming the exitstatus.
+func (s *Server) startTask(r *reqCtx, node, typ, id string, finish func() error) *Task {
+	st := s.st
+	st.NextPID++
+	now := time.Now()
+	t := &Task{Node: node, PID: st.NextPID, PStart: 0x00F4C3D2, StartTime: now.Unix(), Type: typ, ID: id,
+		User: r.who.User, TokenID: r.who.TokenID, Status: "running", endAt: now.Add(s.taskDur), finish: finish}
+	user := r.who.String()
+	t.UPID = fmt.Sprintf("UPID:%s:%08X:%08X:%08X:%s:%s:%s:", node, t.PID, t.PStart, t.StartTime, typ, id, user)
+	st.Tasks[t.UPID] = t
+	st.TaskSeq = append(st.TaskSeq, t.UPID)
+	// Keep the task history bounded for long demos: drop the oldest stopped tasks.
+	if len(st.TaskSeq) > maxTasks {
+		var keep []string
+		drop := len(st.TaskSeq) - maxTasks
+		for _, u := range st.TaskSeq {
+			if drop > 0 && st.Tasks[u] != nil && st.Tasks[u].Status == "stopped" {
+				delete(st.Tasks, u)
+				drop--
+				continue
+			}
+			keep = append(keep, u)
+		}
+		st.TaskSeq = keep
+	}
+	return t
+}
+
+func (s *Server) advanceLocked() {
+	now := time.Now()
+	for _, u := range s.st.TaskSeq {
+		t := s.st.Tasks[u]
+		if t != nil && t.Status == "running" && !t.endAt.After(now) {
+			s.finishTask(t)
+		}
+	}
+}
+
+func (s *Server) finishAllLocked() {
+	for _, u := range s.st.TaskSeq {
+		if t := s.st.Tasks[u]; t != nil && t.Status == "running" {
+			s.finishTask(t)
+		}
+	}
+}
+
+func (s *Server) finishTask(t *Task) {
+	var err error
+	for _, f := range s.taskFaults {
+		if f.Type == t.Type {
+			f.seen++
+			if f.Nth == 0 || f.seen == f.Nth {
+				err = errors.New(f.ExitStatus)
+			}
+		}
+	}
+	if err != nil {
+		// the injected failure replaces the task's work; undo its setup
+		if t.abort != nil {
+			t.abort()
+		}
+	} else if t.finish != nil {
+		err = t.finish()
+	}
+	t.Status = "stopped"
+	t.EndTime = time.Now().Unix()
+	if err != nil {
+		t.ExitStatus = strings.TrimRight(err.Error(), "\n")
+		t.Log = append(t.Log, "TASK ERROR: "+t.ExitStatus)
+	} else {
+		t.ExitStatus = "OK"
+		t.Log = append(t.Log, "TASK OK")
+	}
+}
+
+// WriteTokenFile writes the root token for scripts as JSON (mode 0600), with
+// the connection options' names: api_host, api_port, api_user, api_token_id,
+// api_token_secret, ca_path, plus full_token_id and url.
+func (s *Server) WriteTokenFile(path string) error {
+	id, secret := s.RootToken()
+	user, tid, _ := strings.Cut(id, "!")
+	b, err := json.MarshalIndent(map[string]any{
+		"api_host": s.Host(), "api_port": s.Port(), "api_user": user, "api_token_id": tid,
+		"api_token_secret": secret, "full_token_id": id, "url": s.URL(), "ca_path": s.CAFile(),
+		"validate_certs": s.CAFile() != "",
+	}, "", " ")
+	if err != nil {
+		return fmt.Errorf("encode token file: %w", err)
+	}
+	// Written whole then renamed: scripts poll for a non-empty file.
+	f, err := os.CreateTemp(filepath.Dir(path), ".pvesim-token-*")
+	if err != nil {
+		return fmt.Errorf("write token file: %w", err)
+	}
+	_, werr := f.Write(append(b, '\n'))
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("write token file: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("write token file: %w", err)
+	}
+	return nil
+}
