@@ -1,0 +1,122 @@
+package dnslab
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/deevnet/tenant/internal/testenv"
+)
+
+// BINDZone is a primary zone of the lab BIND with its update-policy grants,
+// e.g. "grant tdemo zonesub ANY;".
+type BINDZone struct {
+	Name   string
+	Grants []string
+}
+
+// BIND is a running named (authoritative only: recursion no, notify no, no control channel).
+type BIND struct {
+	Dir  string
+	Port int
+	proc *proc
+}
+
+// BINDPackages are the Debian packages StartBIND needs.
+const BINDPackages = "bind9"
+
+// StartBIND starts named with the keys and zones and stops it at cleanup.
+func StartBIND(t testing.TB, keys []Key, zones []BINDZone) *BIND {
+	t.Helper()
+	missing := Have("named", "named-checkconf")
+	testenv.Require(t, "BIND ("+BINDPackages+"); missing "+strings.Join(missing, ", "), len(missing) == 0)
+	b, err := startBIND(t.TempDir(), keys, zones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Stop)
+	return b
+}
+
+func startBIND(dir string, keys []Key, zones []BINDZone) (*BIND, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	b := &BIND{Dir: dir, Port: port}
+	data := filepath.Join(dir, "data")
+	// named started as root drops capabilities: its directories must belong to the running uid.
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	var conf bytes.Buffer
+	fmt.Fprintf(&conf, `options {
+    directory %q;
+    pid-file %q;
+    session-keyfile %q;
+    listen-on port %d { 127.0.0.1; };
+    listen-on-v6 { none; };
+    recursion no;
+    notify no;
+    dnssec-validation no;
+    allow-query { 127.0.0.0/8; };
+};
+controls { };
+`, data, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), port)
+	for _, k := range keys {
+		fmt.Fprintf(&conf, "key %q { algorithm %s; secret %q; };\n", k.Name, k.Algorithm, k.Secret)
+	}
+	for _, z := range zones {
+		zf := filepath.Join(data, z.Name+".zone")
+		soa := "$TTL 300\n@ IN SOA ns1.mobile.deevnet.net. hostmaster.mobile.deevnet.net. 1 3600 600 86400 60\n@ IN NS ns1.mobile.deevnet.net.\n"
+		if err := os.WriteFile(zf, []byte(soa), 0o644); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&conf, "zone %q { type primary; file %q; update-policy { %s }; };\n", z.Name, zf, strings.Join(z.Grants, " "))
+	}
+	cf := filepath.Join(dir, "named.conf")
+	if err := os.WriteFile(cf, conf.Bytes(), 0o600); err != nil {
+		return nil, err
+	}
+	chk, _ := lookPath("named-checkconf")
+	if out, err := exec.Command(chk, "-z", cf).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("named-checkconf: %w: %s", err, out)
+	}
+	bin, _ := lookPath("named")
+	b.proc, err = start("named", bin, []string{"-4", "-g", "-c", cf}, filepath.Join(dir, "named.log"))
+	if err != nil {
+		return nil, err
+	}
+	for _, z := range zones {
+		if err := waitZone(b.proc, port, z.Name); err != nil {
+			b.Stop()
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// Stop ends named (by its PID).
+func (b *BIND) Stop() {
+	if b.proc != nil {
+		b.proc.stop()
+	}
+}
+
+// Log returns the end of the server log.
+func (b *BIND) Log() string { return b.proc.tail() }
+
+// Addr is "127.0.0.1:port".
+func (b *BIND) Addr() string { return "127.0.0.1:" + strconv.Itoa(b.Port) }
+
+// runIn runs bin with stdin and returns its combined output.
+func runIn(bin string, args []string, stdin []byte) ([]byte, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	return cmd.CombinedOutput()
+}

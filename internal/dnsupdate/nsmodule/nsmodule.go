@@ -1,0 +1,310 @@
+// Package nsmodule is the nsupdate_tsig Ansible module: it turns the task's options into a
+// dnsupdate converge and the converge's outcome into the module result.
+package nsmodule
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/deevnet/tenant/internal/dnsupdate"
+	"github.com/deevnet/tenant/internal/module"
+	"github.com/miekg/dns"
+)
+
+func algChoices() []any {
+	var out []any
+	for _, a := range dnsupdate.AlgorithmNames() {
+		out = append(out, a)
+	}
+	return out
+}
+
+func recordOptions(top bool) map[string]*module.Option {
+	o := map[string]*module.Option{
+		"record": {Type: module.TypeStr, Aliases: []string{"name"}},
+		"type":   {Type: module.TypeStr, Default: "A"},
+		"ttl":    {Type: module.TypeInt},
+		// raw: a string is one value; Ansible's list type would split a TXT value on commas.
+		"values": {Type: module.TypeRaw, Aliases: []string{"value"}},
+		"state":  {Type: module.TypeStr, Choices: []any{"present", "absent", "exact"}},
+		"ptr":    {Type: module.TypeBool},
+	}
+	if top {
+		o["state"].Default = "present"
+		o["ptr"].Default = false
+	} else {
+		o["record"].Required = true
+	}
+	return o
+}
+
+// Spec is the module's argument spec.
+func Spec() module.Spec {
+	opts := map[string]*module.Option{
+		"server":        {Type: module.TypeStr, Required: true},
+		"port":          {Type: module.TypeInt, Default: 53},
+		"zone":          {Type: module.TypeStr},
+		"key_name":      {Type: module.TypeStr, Required: true},
+		"key_secret":    {Type: module.TypeStr, Required: true, NoLog: true},
+		"key_algorithm": {Type: module.TypeStr, Default: "hmac-sha256", Choices: algChoices()},
+		"protocol":      {Type: module.TypeStr, Default: "tcp", Choices: []any{"tcp", "udp"}},
+		"timeout":       {Type: module.TypeInt, Default: 10},
+		"read":          {Type: module.TypeStr, Default: "query", Choices: []any{"query", "axfr"}},
+		"owner":         {Type: module.TypeStr},
+		"owner_prefix":  {Type: module.TypeStr, Default: "_dvt-"},
+		"records":       {Type: module.TypeList, Elements: module.TypeDict, Options: recordOptions(false)},
+		"reverse": {Type: module.TypeDict, Options: map[string]*module.Option{
+			"zone":          {Type: module.TypeStr},
+			"server":        {Type: module.TypeStr},
+			"port":          {Type: module.TypeInt},
+			"key_name":      {Type: module.TypeStr},
+			"key_secret":    {Type: module.TypeStr, NoLog: true},
+			"key_algorithm": {Type: module.TypeStr, Choices: algChoices()},
+			"protocol":      {Type: module.TypeStr, Choices: []any{"tcp", "udp"}},
+		}, RequiredTogether: [][]string{{"key_name", "key_secret"}}},
+	}
+	for k, v := range recordOptions(true) {
+		opts[k] = v
+	}
+	return module.Spec{
+		Options:           opts,
+		SupportsCheckMode: true,
+		MutuallyExclusive: [][]string{{"record", "records"}},
+		RequiredOneOf:     [][]string{{"record", "records"}},
+	}
+}
+
+// Handle runs the module.
+func Handle(m *module.Module) (module.Result, error) {
+	m.AddSecret(m.Str("key_secret"))
+	rev := m.Dict("reverse")
+	if s, _ := rev["key_secret"].(string); s != "" {
+		m.AddSecret(s)
+	}
+	timeout := m.Int("timeout")
+	if timeout <= 0 {
+		return module.Result{}, fmt.Errorf("timeout must be a positive number of seconds, got %d", timeout)
+	}
+	fwd := &dnsupdate.Client{
+		Server: m.Str("server"), Port: m.Int("port"), Protocol: m.Str("protocol"),
+		Timeout: time.Duration(timeout) * time.Second,
+		Key:     &dnsupdate.Key{Name: m.Str("key_name"), Algorithm: m.Str("key_algorithm"), Secret: m.Str("key_secret")},
+	}
+	defer func() { _ = fwd.Close() }()
+	if err := checkPort("port", fwd.Port); err != nil {
+		return module.Result{}, err
+	}
+	zone := m.Str("zone")
+	req := dnsupdate.Request{
+		Forward:   fwd,
+		Zone:      zone,
+		AXFR:      m.Str("read") == "axfr",
+		Ownership: dnsupdate.Ownership{Owner: m.Str("owner"), Prefix: m.Str("owner_prefix")},
+		PTR:       map[string]bool{},
+		CheckMode: m.CheckMode,
+	}
+	if req.AXFR && zone == "" {
+		return module.Result{}, fmt.Errorf("read=axfr needs zone: the zone to transfer must be named")
+	}
+	if o := req.Ownership.Owner; o != "" && strings.ContainsAny(o, ",= \"") {
+		return module.Result{}, fmt.Errorf("owner %q: must not contain commas, '=', quotes or spaces", o)
+	}
+	var entries []map[string]any
+	if m.IsSet("record") {
+		entries = append(entries, map[string]any{
+			"record": m.Str("record"), "type": m.Str("type"), "values": m.Params["values"],
+			"state": m.Str("state"), "ptr": m.Bool("ptr"), "ttl": m.Params["ttl"],
+		})
+	} else {
+		for _, e := range m.List("records") {
+			entries = append(entries, e.(map[string]any))
+		}
+	}
+	for i, e := range entries {
+		d, ptr, err := desired(e, m, zone)
+		if err != nil {
+			if len(entries) > 1 || !m.IsSet("record") {
+				return module.Result{}, fmt.Errorf("records[%d]: %w", i, err)
+			}
+			return module.Result{}, err
+		}
+		req.Sets = append(req.Sets, d)
+		if ptr {
+			req.PTR[d.Set.Key()] = true
+		}
+	}
+	if len(req.PTR) > 0 && len(rev) > 0 {
+		rc, err := reverseClient(rev, fwd)
+		if err != nil {
+			return module.Result{}, err
+		}
+		defer func() { _ = rc.Close() }()
+		req.Reverse = rc
+		req.ReverseZone, _ = rev["zone"].(string)
+	}
+
+	res, err := dnsupdate.Converge(m.Context(), req)
+	out := result(res, m.CheckMode)
+	if err != nil {
+		return out, module.Fail(err.Error(), out.Values)
+	}
+	return out, nil
+}
+
+func checkPort(name string, p int) error {
+	if p < 1 || p > 65535 {
+		return fmt.Errorf("%s must be between 1 and 65535, got %d", name, p)
+	}
+	return nil
+}
+
+func reverseClient(rev map[string]any, fwd *dnsupdate.Client) (*dnsupdate.Client, error) {
+	rc := &dnsupdate.Client{Server: fwd.Server, Port: fwd.Port, Protocol: fwd.Protocol, Timeout: fwd.Timeout}
+	k := *fwd.Key
+	rc.Key = &k
+	if s, _ := rev["server"].(string); s != "" {
+		rc.Server = s
+	}
+	if p, ok := rev["port"].(int); ok {
+		if err := checkPort("reverse.port", p); err != nil {
+			return nil, err
+		}
+		rc.Port = p
+	}
+	if s, _ := rev["protocol"].(string); s != "" {
+		rc.Protocol = s
+	}
+	if s, _ := rev["key_name"].(string); s != "" {
+		rc.Key.Name = s
+		rc.Key.Secret, _ = rev["key_secret"].(string)
+	}
+	if s, _ := rev["key_algorithm"].(string); s != "" {
+		rc.Key.Algorithm = s
+	}
+	return rc, nil
+}
+
+// desired converts one record entry into a dnsupdate request, naming the field on error.
+func desired(e map[string]any, m *module.Module, zone string) (dnsupdate.Desired, bool, error) {
+	var d dnsupdate.Desired
+	name, _ := e["record"].(string)
+	if name == "" {
+		return d, false, fmt.Errorf("record: a name is required")
+	}
+	if zone == "" && !strings.HasSuffix(name, ".") && !strings.Contains(name, ".") {
+		return d, false, fmt.Errorf("record %q: without zone, give a fully qualified name", name)
+	}
+	typName, _ := e["type"].(string)
+	if typName == "" {
+		typName = "A"
+	}
+	t, err := dnsupdate.ParseType(typName)
+	if err != nil {
+		return d, false, fmt.Errorf("type: %w", err)
+	}
+	st, _ := e["state"].(string)
+	if st == "" {
+		st = m.Str("state")
+	}
+	d.State = dnsupdate.State(st)
+	values, err := valueList(e["values"])
+	if err != nil {
+		return d, false, fmt.Errorf("values of %s: %w", name, err)
+	}
+	if len(values) == 0 && d.State != dnsupdate.Absent {
+		return d, false, fmt.Errorf("values of %s: state=%s needs at least one value (only state=absent may omit them, to remove the whole set)", name, st)
+	}
+	var ttl uint32
+	if v, ok := e["ttl"]; ok && v != nil {
+		n, ok := v.(int)
+		if !ok || n < 0 || n > math.MaxInt32 {
+			return d, false, fmt.Errorf("ttl of %s: must be a whole number from 0 to 2147483647, got %v", name, v)
+		}
+		ttl, d.TTLSet = uint32(n), true
+	}
+	d.Set, err = dnsupdate.NewSet(dnsupdate.Fqdn(name, zone), t, ttl, values, zone)
+	if err != nil {
+		return d, false, err
+	}
+	ptr, _ := e["ptr"].(bool)
+	if !ptr && e["ptr"] == nil {
+		ptr = m.Bool("ptr")
+	}
+	if ptr && t != dns.TypeA && t != dns.TypeAAAA {
+		return d, false, fmt.Errorf("ptr: only A and AAAA records get PTR records, not %s (%s)", typName, name)
+	}
+	return d, ptr, nil
+}
+
+// valueList accepts one string or a list of scalars.
+func valueList(v any) ([]string, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []string{x}, nil
+	case []any:
+		out := make([]string, 0, len(x))
+		for i, e := range x {
+			switch s := e.(type) {
+			case string:
+				out = append(out, s)
+			case nil, map[string]any, []any:
+				return nil, fmt.Errorf("item %d is a %T, not a value", i, e)
+			default:
+				out = append(out, fmt.Sprint(s))
+			}
+		}
+		return out, nil
+	default:
+		return []string{fmt.Sprint(x)}, nil
+	}
+}
+
+// result turns a converge into the module result: diff, changes, counters, a message.
+func result(res *dnsupdate.Result, check bool) module.Result {
+	out := module.Result{Values: map[string]any{}}
+	if res == nil {
+		return out
+	}
+	out.Changed = res.Changed
+	before, after := dnsupdate.Diff(res.Plans)
+	out.Diffs = []module.Diff{{Before: before, After: after}}
+	var changes []map[string]any
+	var zones []string
+	for _, p := range res.Plans {
+		zones = append(zones, strings.TrimSuffix(p.Zone, "."))
+		for _, c := range p.Changes {
+			s := c.After
+			if s.Name == "" {
+				s = c.Before
+			}
+			changes = append(changes, map[string]any{
+				"zone":   strings.TrimSuffix(p.Zone, "."),
+				"record": strings.TrimSuffix(s.Name, "."),
+				"type":   dns.TypeToString[s.Type],
+				"before": dnsupdate.View(c.Before),
+				"after":  dnsupdate.View(c.After),
+			})
+		}
+	}
+	sort.Strings(zones)
+	if changes == nil {
+		changes = []map[string]any{}
+	}
+	out.Values["changes"] = changes
+	out.Values["zones"] = zones
+	out.Values["dns_messages"] = res.Sent
+	switch {
+	case len(changes) == 0:
+		out.Msg = "all record sets are already as requested"
+	case check:
+		out.Msg = fmt.Sprintf("%d record set(s) would change (check mode, nothing sent)", len(changes))
+	default:
+		out.Msg = fmt.Sprintf("%d record set(s) changed in %d UPDATE(s)", len(changes), len(res.Applied))
+	}
+	return out
+}
