@@ -3,23 +3,16 @@ package nsmodule
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/deevnet/tenant/internal/dnslab"
-	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/module/moduletest"
 )
 
 func run(t *testing.T, args map[string]any) map[string]any {
 	t.Helper()
-	b, _ := json.Marshal(args)
-	p := filepath.Join(t.TempDir(), "args")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	res, _ := module.Execute(p, func(string) string { return "" }, Spec(), Handle)
+	res, _ := moduletest.Execute(t, Spec(), Handle, args)
 	raw, _ := json.Marshal(res)
 	for _, k := range []string{"key_secret"} {
 		if s, ok := args[k].(string); ok && strings.Contains(string(raw), s) {
