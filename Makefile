@@ -24,18 +24,21 @@ BENCH_TARGETS :=
 all: build
 
 help:
-	@echo 'make build        build every module into plugins/modules (linux/amd64, static)'
+	@echo 'make build        build every module into plugins/modules/__bin (linux/amd64, static)'
 	@echo 'make tools        build bin/pvesim'
 	@echo 'make test         everything CI runs: go vet, gofmt, golangci-lint, go test -race, then $$(TEST_TARGETS)'
 	@echo 'make bench        go test -bench for every package, then $$(BENCH_TARGETS)'
 	@echo 'make fuzz         each fuzz target for FUZZTIME (default 20s)'
 	@echo 'make dist         the collection tarball in dist/ (mk/ansible.mk)'
 
-build: $(addprefix $(BIN_DIR)/,$(MODULES))
+# linux/amd64, what the hypervisor and most controllers run, for every module; `make build-all`
+# (mk/ansible.mk) adds the other platforms. The action plugin picks <module>_<os>_<arch> for the
+# target host (docs/adr/0011-binary-selection.md); a binary beside its .py doc stub would hide the
+# module from ansible-doc --list, hence the __bin directory.
+build: $(foreach m,$(MODULES),$(BIN_DIR)/__bin/$(m)_linux_amd64)
 
-# The default binary, named as the module, is linux/amd64: what the hypervisor and most
-# controllers run. Other platforms: see docs/adr/0005-binary-selection.md.
-$(BIN_DIR)/%: FORCE
+$(BIN_DIR)/__bin/%_linux_amd64: FORCE
+	@mkdir -p $(@D)
 	GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/$*
 
 tools: $(ROOT)/bin/pvesim
@@ -72,7 +75,7 @@ fuzz:
 	  done; done
 
 clean:
-	rm -f $(addprefix $(BIN_DIR)/,$(MODULES)) $(BIN_DIR)/*_linux_* $(BIN_DIR)/*_darwin_*
+	rm -rf $(BIN_DIR)/__bin
 	rm -rf $(ROOT)/bin $(ROOT)/dist
 
 

@@ -1,0 +1,106 @@
+# mk/ansible.mk: the Ansible side (owner: ansible). Python toolchains, the collection tarball,
+# binaries for every platform, and the tests that run the collection through ansible-core.
+#
+#   make venv               .venv: newest ansible-core (requirements.txt) on the newest Python >= 3.12
+#   make venv-oldest        .venv-oldest: the oldest ansible-core meta/runtime.yml admits (requirements-oldest.txt)
+#   make build-all          plugins/modules/__bin/<module>_<os>_<arch> for $(MODULE_PLATFORMS)
+#   make collection / dist  dist/deevnet-tenant-<version>.tar.gz
+#   make install-collection the tarball installed into $(ROOT)/.ansible/collections (an empty path)
+#   make test-ansible       lint, docs, unit tests, playbooks; newest and oldest ansible-core
+#   make bench-ansible      100 tenant_plan tasks against 100 ping tasks, platform detection cost
+#   make clean-ansible      removes the platform binaries, the tarball and the installed copy
+
+ROOT    ?= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
+GO      ?= go
+VENV    ?= $(ROOT)/.venv
+BIN_DIR ?= $(ROOT)/plugins/modules
+VENV_OLDEST ?= $(ROOT)/.venv-oldest
+
+# ansible-core 2.21 needs Python >= 3.12; 2.18 supports 3.11 .. 3.13.
+PYTHON_NEWEST ?= $(shell $(ROOT)/tests/ansible/python.sh 3.12 3.99)
+PYTHON_OLDEST ?= $(shell $(ROOT)/tests/ansible/python.sh 3.11 3.13)
+
+# Where the go_module action plugin looks (docs/adr/0011-binary-selection.md).
+MODULE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+# Modules that only ever run on a Linux hypervisor (netlink) are built for Linux only.
+LINUX_ONLY_MODULES ?= transit_route
+platforms_of = $(if $(filter $(1),$(LINUX_ONLY_MODULES)),$(filter linux/%,$(MODULE_PLATFORMS)),$(MODULE_PLATFORMS))
+PLATFORM_BIN_DIR := $(BIN_DIR)/__bin
+# A module ships when it has a doc stub plugins/modules/<m>.py; a cmd/<m> without one is not packaged.
+ANSIBLE_MODULES ?= $(sort $(basename $(notdir $(wildcard $(BIN_DIR)/*.py))))
+
+COLLECTION_VERSION := $(shell sed -n 's/^version: *//p' $(ROOT)/galaxy.yml)
+DIST_DIR           ?= $(ROOT)/dist
+COLLECTION_TARBALL := $(DIST_DIR)/deevnet-tenant-$(COLLECTION_VERSION).tar.gz
+# Override both to keep a private copy when several people build in one tree.
+COLLECTIONS_DIR    ?= $(ROOT)/.ansible/collections
+
+.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible bench-ansible clean-ansible
+
+venv: $(VENV)/.stamp
+venv-oldest: $(VENV_OLDEST)/.stamp
+
+# Rebuilt from scratch when the requirements change; otherwise nothing to do (stamp file).
+$(VENV)/.stamp: $(ROOT)/requirements.txt
+	@test -n "$(PYTHON_NEWEST)" || { echo 'no Python >= 3.12 found (pyenv, /usr/bin, /usr/local/bin)'; exit 1; }
+	rm -rf $(VENV)
+	$(PYTHON_NEWEST) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r $<
+	touch $@
+
+$(VENV_OLDEST)/.stamp: $(ROOT)/requirements-oldest.txt
+	@test -n "$(PYTHON_OLDEST)" || { echo 'no Python 3.11 .. 3.13 found for ansible-core 2.18'; exit 1; }
+	rm -rf $(VENV_OLDEST)
+	$(PYTHON_OLDEST) -m venv $(VENV_OLDEST)
+	$(VENV_OLDEST)/bin/python -m pip install -q --disable-pip-version-check -r $<
+	touch $@
+
+# One static binary per module and platform, under __bin: beside its .py doc stub a binary named
+# as the module would hide the module from ansible-doc --list (ADR-0011).
+PLATFORM_BINARIES := $(foreach m,$(ANSIBLE_MODULES),$(foreach p,$(call platforms_of,$(m)),$(PLATFORM_BIN_DIR)/$(m)_$(subst /,_,$(p))))
+
+build-all: $(PLATFORM_BINARIES)
+	@test -n "$(ANSIBLE_MODULES)" || { echo 'no plugins/modules/*.py doc stubs: nothing to build'; exit 1; }
+	@rm -f $(filter-out $(PLATFORM_BINARIES),$(wildcard $(PLATFORM_BIN_DIR)/*))
+
+# One rule per module and platform, so that `make -j` builds them in parallel; always rebuilt (the
+# Go build cache makes an unchanged one cheap).
+define platform_binary_rule
+$(PLATFORM_BIN_DIR)/$(1)_$(2)_$(3):
+	@test -f $(ROOT)/cmd/$(1)/main.go || { echo "plugins/modules/$(1).py has no cmd/$(1)/main.go"; exit 1; }
+	@mkdir -p $(PLATFORM_BIN_DIR)
+	cd $(ROOT) && CGO_ENABLED=0 GOOS=$(2) GOARCH=$(3) $(GO) build -trimpath -buildvcs=false -ldflags='-s -w -buildid=' -o $$@ ./cmd/$(1)
+endef
+$(foreach m,$(ANSIBLE_MODULES),$(foreach p,$(call platforms_of,$(m)),\
+  $(eval $(call platform_binary_rule,$(m),$(word 1,$(subst /, ,$(p))),$(word 2,$(subst /, ,$(p)))))))
+.PHONY: $(PLATFORM_BINARIES)
+
+# `build` is the lead's target (root Makefile): it checks every module compiles for linux/amd64.
+collection: build build-all venv
+	@mkdir -p $(DIST_DIR)
+	cd $(ROOT) && $(VENV)/bin/ansible-galaxy collection build --force --output-path $(DIST_DIR) .
+	@ls -l $(COLLECTION_TARBALL)
+
+dist: collection
+
+# An empty, private collections path: the tests see the tarball and nothing else.
+install-collection: collection
+	rm -rf $(COLLECTIONS_DIR)
+	$(VENV)/bin/ansible-galaxy collection install --force -p $(COLLECTIONS_DIR) $(COLLECTION_TARBALL)
+
+# Both ansible-core versions run even when the first fails, so one run shows every failure.
+test-ansible: install-collection venv venv-oldest
+	@rc=0; \
+	$(ROOT)/tests/ansible/run.sh --venv $(VENV) --collections $(COLLECTIONS_DIR) --linux-only '$(LINUX_ONLY_MODULES)' --lint || rc=1; \
+	$(ROOT)/tests/ansible/run.sh --venv $(VENV_OLDEST) --collections $(COLLECTIONS_DIR) --linux-only '$(LINUX_ONLY_MODULES)' || rc=1; \
+	exit $$rc
+
+bench-ansible: install-collection venv
+	$(ROOT)/tests/ansible/bench.sh --venv $(VENV) --collections $(COLLECTIONS_DIR) --tasks $(or $(BENCH_TASKS),100)
+
+# The venvs stay: rebuilding them means downloading from PyPI again.
+clean-ansible:
+	rm -rf $(PLATFORM_BIN_DIR) $(COLLECTIONS_DIR) $(COLLECTION_TARBALL)
+
+TEST_TARGETS  += test-ansible
+BENCH_TARGETS += bench-ansible

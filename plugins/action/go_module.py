@@ -1,0 +1,155 @@
+# Copyright: deevnet.tenant developers
+# Apache License 2.0 (see LICENSE)
+"""Action plugin that runs the Go binary of a deevnet.tenant module built for the target's platform.
+
+Ansible picks a module file by name only, never by OS or architecture, but the collection's
+modules are compiled Go programs. meta/runtime.yml routes every module to this plugin
+(``plugin_routing.modules.<m>.action_plugin``). It finds the target's platform, then executes
+``plugins/modules/__bin/<module>_<os>_<arch>`` through the ordinary module machinery
+(``_execute_module``), so check mode, diff mode, no_log, async, become and module_defaults
+behave exactly as for any other module. See docs/adr/0011-binary-selection.md.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+from ansible.utils.vars import merge_hash
+
+# Host fact (and inventory variable) holding "<os>_<arch>", e.g. "linux_amd64". Set it in the
+# inventory to skip detection; otherwise it is detected once per host and returned as a fact.
+PLATFORM_FACT = 'deevnet_tenant_platform'
+
+# Subdirectory of plugins/modules holding the binaries. The leading "__" keeps ansible-doc --list
+# from listing the binaries as modules; the ".py" doc stubs stay the only listed entries.
+BIN_SUBDIR = '__bin'
+
+_PLATFORM_RE = re.compile(r'^[a-z0-9]+_[a-z0-9]+$')
+
+# uname -s / platform.system() and uname -m / platform.machine() -> Go's GOOS / GOARCH.
+_OS = {'linux': 'linux', 'darwin': 'darwin', 'freebsd': 'freebsd', 'openbsd': 'openbsd', 'netbsd': 'netbsd'}
+_ARCH = {
+    'x86_64': 'amd64', 'amd64': 'amd64', 'x64': 'amd64',
+    'aarch64': 'arm64', 'arm64': 'arm64', 'aarch64_be': 'arm64be',
+    'i386': '386', 'i486': '386', 'i586': '386', 'i686': '386', 'x86': '386',
+    'armv6l': 'arm', 'armv7l': 'arm', 'armv7': 'arm',
+    'ppc64le': 'ppc64le', 's390x': 's390x', 'riscv64': 'riscv64',
+}
+
+
+def go_platform(system, machine):
+    """Map an OS name and a machine name (uname -s, uname -m) to "<goos>_<goarch>"."""
+    system = system.strip().lower()
+    machine = machine.strip().lower()
+    if not system or not machine:
+        raise ValueError('empty OS or machine name')
+    goos = _OS.get(system, re.sub(r'[^a-z0-9]', '', system))
+    goarch = _ARCH.get(machine, re.sub(r'[^a-z0-9]', '', machine))
+    if not goos or not goarch:
+        raise ValueError('unusable OS or machine name %r %r' % (system, machine))
+    return '%s_%s' % (goos, goarch)
+
+
+def parse_uname(output):
+    """Parse the output of ``uname -sm`` ("Linux x86_64")."""
+    fields = output.split()
+    if len(fields) != 2:
+        raise ValueError('unexpected output of uname -sm: %r' % output.strip()[:80])
+    return go_platform(fields[0], fields[1])
+
+
+class ActionModule(ActionBase):
+
+    _supports_check_mode = True
+    _supports_async = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp  # deprecated by ansible-core and unused
+        task_vars = task_vars or {}
+
+        # task.resolved_action names this action plugin, not the module (ansible-core 2.18 sets it
+        # from the routing), so resolve the module name the task was written with.
+        module_loader = self._shared_loader_obj.module_loader
+        stub = module_loader.find_plugin_with_context(self._task.action, collection_list=self._task.collections)
+        fqcn = stub.resolved_fqcn if stub.resolved else self._task.action
+        parts = fqcn.split('.')
+        if len(parts) < 3:
+            raise AnsibleActionFail('deevnet.tenant.go_module: cannot tell the collection of module %r' % fqcn)
+        collection, leaf = '.'.join(parts[:2]), parts[-1]
+
+        plat, detected = self._platform(task_vars)
+        binary = '%s.%s.%s_%s' % (collection, BIN_SUBDIR, leaf, plat)
+        found = module_loader.find_plugin_with_context(binary, collection_list=self._task.collections)
+        if not found.resolved:
+            raise AnsibleActionFail(self._missing_binary_msg(fqcn, leaf, plat, stub))
+
+        wrap_async = self._task.async_val and not self._connection.has_native_async
+        result = merge_hash(result, self._execute_module(module_name=binary, module_args=self._task.args,
+                                                         task_vars=task_vars, wrap_async=wrap_async))
+        if detected and self._may_cache_fact():
+            facts = dict(result.get('ansible_facts') or {})
+            facts[PLATFORM_FACT] = plat
+            result['ansible_facts'] = facts
+
+        if not wrap_async:
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+        return result
+
+    def _platform(self, task_vars):
+        """Return ("<os>_<arch>", detected_now) for the host the module will run on."""
+        host_vars = task_vars
+        if self._task.delegate_to:
+            # The module runs on the delegated host: read its facts, not the inventory host's.
+            host_vars = (task_vars.get('ansible_delegated_vars') or {}).get(self._task.delegate_to) or {}
+        known = (host_vars.get('ansible_facts') or {}).get(PLATFORM_FACT) or host_vars.get(PLATFORM_FACT)
+        if known:
+            known = str(known)
+            if not _PLATFORM_RE.match(known):
+                raise AnsibleActionFail('%s must look like "linux_amd64" (<goos>_<goarch>), got %r' % (PLATFORM_FACT, known))
+            return known, False
+
+        if self._is_local():
+            # The module runs in this very process tree: no round trip needed.
+            try:
+                return go_platform(platform.system(), platform.machine()), False
+            except ValueError as e:
+                raise AnsibleActionFail('cannot tell the controller platform: %s' % e)
+
+        res = self._low_level_execute_command('uname -sm', sudoable=False)
+        if res.get('rc') != 0:
+            raise AnsibleActionFail('cannot tell the target platform: "uname -sm" failed (rc=%s): %s'
+                                    % (res.get('rc'), (res.get('stderr') or '').strip()[:200]))
+        try:
+            return parse_uname(res.get('stdout') or ''), True
+        except ValueError as e:
+            raise AnsibleActionFail('cannot tell the target platform: %s' % e)
+
+    def _is_local(self):
+        name = getattr(self._connection, '_load_name', '') or getattr(self._connection, 'transport', '')
+        return name in ('local', 'ansible.builtin.local', 'ansible.legacy.local')
+
+    def _may_cache_fact(self):
+        # Returned facts land on the inventory host unless delegate_facts is set; a delegated
+        # host's platform must not be recorded as the inventory host's.
+        return not self._task.delegate_to or bool(self._task.delegate_facts)
+
+    def _missing_binary_msg(self, fqcn, leaf, plat, stub):
+        built = []
+        if stub.resolved and stub.plugin_resolved_path:
+            bin_dir = os.path.join(os.path.dirname(stub.plugin_resolved_path), BIN_SUBDIR)
+            prefix = leaf + '_'
+            try:
+                built = sorted(f[len(prefix):] for f in os.listdir(bin_dir) if f.startswith(prefix))
+            except OSError:
+                pass
+        goos, _, goarch = plat.partition('_')
+        return ('%s has no binary for the target platform %s/%s (plugins/modules/%s/%s_%s is missing); '
+                'built for: %s. Build it with GOOS=%s GOARCH=%s (make build-all), or set %s if the '
+                'detected platform is wrong.'
+                % (fqcn, goos, goarch, BIN_SUBDIR, leaf, plat, ', '.join(built) or 'no platform',
+                   goos, goarch, PLATFORM_FACT))

@@ -1,0 +1,170 @@
+"""Unit tests of the go_module action plugin (plugins/action/go_module.py).
+
+They run against whichever ansible-core the venv holds (make test-ansible runs them with the newest
+and the oldest admitted). The end-to-end behaviour through ansible-playbook is in
+tests/ansible/playbooks/action_plugin.yml.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from unittest import mock
+
+import pytest
+from ansible.errors import AnsibleActionFail
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+_spec = importlib.util.spec_from_file_location('go_module', os.path.join(ROOT, 'plugins', 'action', 'go_module.py'))
+go_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(go_module)
+
+
+@pytest.mark.parametrize('system,machine,want', [
+    ('Linux', 'x86_64', 'linux_amd64'),
+    ('Linux', 'aarch64', 'linux_arm64'),
+    ('Darwin', 'arm64', 'darwin_arm64'),
+    ('Darwin', 'x86_64', 'darwin_amd64'),
+    ('Linux', 'armv7l', 'linux_arm'),
+    ('FreeBSD', 'amd64', 'freebsd_amd64'),
+    ('Linux', 'i686', 'linux_386'),
+    ('SunOS', 'i86pc', 'sunos_i86pc'),  # unknown names pass through, lowercased
+])
+def test_go_platform(system, machine, want):
+    assert go_module.go_platform(system, machine) == want
+
+
+@pytest.mark.parametrize('out,want', [
+    ('Linux x86_64\n', 'linux_amd64'),
+    ('  Darwin arm64  ', 'darwin_arm64'),
+])
+def test_parse_uname(out, want):
+    assert go_module.parse_uname(out) == want
+
+
+@pytest.mark.parametrize('out', ['', 'Linux', 'Linux x86_64 extra', 'bash: uname: command not found'])
+def test_parse_uname_rejects(out):
+    with pytest.raises(ValueError):
+        go_module.parse_uname(out)
+
+
+class _Resolved:
+    def __init__(self, fqcn, path):
+        self.resolved = path is not None
+        self.resolved_fqcn = fqcn if path else None
+        self.plugin_resolved_path = path
+
+
+def _action(tmp_path, transport='ssh', delegate_to=None, delegate_facts=None, built=('linux_amd64',), uname='Linux x86_64\n'):
+    """An ActionModule for task deevnet.tenant.tenant_plan with everything around it faked."""
+    mod_dir = tmp_path / 'plugins' / 'modules'
+    (mod_dir / '__bin').mkdir(parents=True)
+    (mod_dir / 'tenant_plan.py').write_text('DOCUMENTATION = ""\n')
+    for plat in built:
+        (mod_dir / '__bin' / ('tenant_plan_' + plat)).write_bytes(b'\x7fELF')
+
+    def find(name, collection_list=None):
+        leaf = name.split('.')[-1]
+        if name == 'deevnet.tenant.tenant_plan':
+            return _Resolved(name, str(mod_dir / 'tenant_plan.py'))
+        path = mod_dir / '__bin' / leaf
+        return _Resolved(name, str(path) if path.exists() else None)
+
+    task = mock.MagicMock()
+    task.action = 'deevnet.tenant.tenant_plan'
+    task.args = {'name': 'tdemo', 'index': 1}
+    task.async_val = 0
+    task.check_mode = True
+    task.diff = True
+    task.delegate_to = delegate_to
+    task.delegate_facts = delegate_facts
+    task.collections = None
+    connection = mock.MagicMock()
+    connection._load_name = transport
+    connection.transport = transport
+    connection.has_native_async = False
+    shared = mock.MagicMock()
+    shared.module_loader.find_plugin_with_context.side_effect = find
+    action = go_module.ActionModule(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), shared)
+    action._shared_loader_obj = shared  # ansible-core >= 2.19 ignores the argument and uses the global loaders
+    action._execute_module = mock.MagicMock(return_value={'changed': False, 'tenant': {'name': 'tdemo'}})
+    action._low_level_execute_command = mock.MagicMock(return_value={'rc': 0, 'stdout': uname, 'stderr': ''})
+    action._remove_tmp_path = mock.MagicMock()
+    return action
+
+
+def test_remote_detects_once_and_caches_fact(tmp_path):
+    action = _action(tmp_path)
+    result = action.run(task_vars={})
+    action._low_level_execute_command.assert_called_once_with('uname -sm', sudoable=False)
+    name = action._execute_module.call_args.kwargs['module_name']
+    assert name == 'deevnet.tenant.__bin.tenant_plan_linux_amd64'
+    # arguments reach the module untouched; check/diff travel in the task, not in the args
+    assert action._execute_module.call_args.kwargs['module_args'] == {'name': 'tdemo', 'index': 1}
+    assert result['ansible_facts'] == {'deevnet_tenant_platform': 'linux_amd64'}
+    assert result['tenant'] == {'name': 'tdemo'}
+
+
+def test_cached_fact_skips_detection(tmp_path):
+    action = _action(tmp_path, built=('linux_arm64',))
+    result = action.run(task_vars={'ansible_facts': {'deevnet_tenant_platform': 'linux_arm64'}})
+    action._low_level_execute_command.assert_not_called()
+    assert action._execute_module.call_args.kwargs['module_name'].endswith('tenant_plan_linux_arm64')
+    assert 'ansible_facts' not in result
+
+
+def test_inventory_variable_overrides(tmp_path):
+    action = _action(tmp_path, built=('darwin_arm64',))
+    action.run(task_vars={'deevnet_tenant_platform': 'darwin_arm64'})
+    action._low_level_execute_command.assert_not_called()
+    assert action._execute_module.call_args.kwargs['module_name'].endswith('tenant_plan_darwin_arm64')
+
+
+def test_bad_override_is_named(tmp_path):
+    action = _action(tmp_path)
+    with pytest.raises(AnsibleActionFail, match='deevnet_tenant_platform must look like'):
+        action.run(task_vars={'deevnet_tenant_platform': 'Linux/x86_64'})
+
+
+def test_local_connection_needs_no_round_trip(tmp_path):
+    import platform
+    action = _action(tmp_path, transport='local', built=(go_module.go_platform(platform.system(), platform.machine()),))
+    result = action.run(task_vars={})
+    action._low_level_execute_command.assert_not_called()
+    assert 'ansible_facts' not in result
+
+
+def test_delegated_platform_is_not_recorded_on_the_inventory_host(tmp_path):
+    action = _action(tmp_path, delegate_to='hv1', uname='Linux aarch64', built=('linux_arm64',))
+    result = action.run(task_vars={'ansible_facts': {'deevnet_tenant_platform': 'darwin_arm64'},
+                                   'ansible_delegated_vars': {'hv1': {}}})
+    # the inventory host's own fact is not used for the delegated host ...
+    action._low_level_execute_command.assert_called_once()
+    assert action._execute_module.call_args.kwargs['module_name'].endswith('tenant_plan_linux_arm64')
+    # ... and the delegated host's platform is not written onto the inventory host
+    assert 'ansible_facts' not in result
+
+
+def test_delegate_facts_records_on_the_delegated_host(tmp_path):
+    action = _action(tmp_path, delegate_to='hv1', delegate_facts=True)
+    result = action.run(task_vars={'ansible_delegated_vars': {'hv1': {}}})
+    assert result['ansible_facts'] == {'deevnet_tenant_platform': 'linux_amd64'}
+
+
+def test_missing_binary_names_platform_and_what_exists(tmp_path):
+    action = _action(tmp_path, uname='Darwin arm64', built=('linux_amd64', 'linux_arm64'))
+    with pytest.raises(AnsibleActionFail) as err:
+        action.run(task_vars={})
+    msg = str(err.value)
+    assert 'deevnet.tenant.tenant_plan has no binary for the target platform darwin/arm64' in msg
+    assert 'plugins/modules/__bin/tenant_plan_darwin_arm64 is missing' in msg
+    assert 'built for: linux_amd64, linux_arm64' in msg
+    action._execute_module.assert_not_called()
+
+
+def test_failed_uname_is_reported(tmp_path):
+    action = _action(tmp_path)
+    action._low_level_execute_command.return_value = {'rc': 127, 'stdout': '', 'stderr': 'uname: not found'}
+    with pytest.raises(AnsibleActionFail, match=r'"uname -sm" failed \(rc=127\): uname: not found'):
+        action.run(task_vars={})
+
