@@ -78,10 +78,3 @@ clean:
 	rm -rf $(BIN_DIR)/__bin
 	rm -rf $(ROOT)/bin $(ROOT)/dist
 
-
-# The demo (README's first command): pvesim, the DNS lab and tdemo end to end.
-.PHONY: demo demo-down
-demo: build tools venv
-	bash $(ROOT)/scripts/demo.sh up
-demo-down:
-	bash $(ROOT)/scripts/demo.sh down

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# lab.sh up|down|env DIR -- the lifecycle lab on 127.0.0.1: pvesim (the PVE API simulator) and
+# the DNS lab (scripts/dns-lab.sh: PowerDNS + Unbound). Used by the molecule scenarios and by
+# scripts/demo.sh. `up` writes DIR/substrate.yml: the substrate inventory variables
+# (substrate_pve, substrate_pdns, substrate_resolver, tenant_attachment_dir, tenant_registry_file)
+# the playbooks read. `down` stops what `up` started, by PID. Nothing listens off loopback.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+CMD=${1:-}; DIR=${2:-/tmp/dvt-lifecycle}
+PVESIM=${PVESIM:-$ROOT/bin/pvesim}
+PATH=$PATH:/usr/sbin:/sbin
+
+alive(){ local st; st=$(ps -o stat= -p "$1" 2>/dev/null); [ -n "$st" ] && [ "${st:0:1}" != Z ]; }
+
+down(){
+  if [ -f "$DIR/pvesim.pid" ]; then
+    local p; p=$(cat "$DIR/pvesim.pid"); rm -f "$DIR/pvesim.pid"
+    if alive "$p"; then
+      kill "$p" 2>/dev/null || true
+      for _ in $(seq 1 100); do alive "$p" || break; sleep 0.05; done
+      alive "$p" && kill -9 "$p" 2>/dev/null || true
+    fi
+  fi
+  DNS_LAB_DIR=$DIR/dns "$ROOT/scripts/dns-lab.sh" down >/dev/null 2>&1 || true
+}
+
+up(){
+  down
+  mkdir -p "$DIR"
+  rm -rf "$DIR/attachments" "$DIR/tenants.yml" "$DIR/substrate.yml"
+  if [ ! -x "$PVESIM" ] || [ -n "$(find "$ROOT/internal/pvesim" "$ROOT/cmd/pvesim" -newer "$PVESIM" -name '*.go' 2>/dev/null | head -1)" ]; then
+    (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$PVESIM" ./cmd/pvesim)
+  fi
+  rm -f "$DIR/pvesim-token.json"
+  setsid "$PVESIM" --listen 127.0.0.1:0 --ca-out "$DIR/pvesim-ca.pem" --token-out "$DIR/pvesim-token.json" \
+    > "$DIR/pvesim.log" 2>&1 < /dev/null & echo $! > "$DIR/pvesim.pid"
+  for _ in $(seq 1 200); do
+    [ -s "$DIR/pvesim-token.json" ] && break
+    alive "$(cat "$DIR/pvesim.pid")" || { cat "$DIR/pvesim.log" >&2; echo "lab: pvesim exited" >&2; exit 1; }
+    sleep 0.05
+  done
+  # --token-out: JSON with api_port and api_token_secret of root@pam!sim.
+  local port secret
+  port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_port"])' "$DIR/pvesim-token.json")
+  secret=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_token_secret"])' "$DIR/pvesim-token.json")
+  curl -sf --cacert "$DIR/pvesim-ca.pem" "https://127.0.0.1:$port/_sim/stats" >/dev/null || { echo "lab: pvesim does not answer" >&2; down; exit 1; }
+  # DNS: one probe tenant the lab creates itself (dns-lab needs a zone to wait for); the
+  # lifecycle's tenants get their zones and keys from onboarding, not from the lab.
+  DNS_LAB_DIR=$DIR/dns DNS_LAB_TENANTS=${LAB_DNS_TENANTS:-labprobe:63} "$ROOT/scripts/dns-lab.sh" up > "$DIR/dns-lab.out" \
+    || { cat "$DIR/dns-lab.out" >&2; down; exit 1; }
+  # shellcheck disable=SC1091
+  . "$DIR/dns/env"
+  umask 077
+  cat > "$DIR/substrate.yml" <<YML
+---
+# Written by extensions/molecule/shared/lab.sh: the lab's substrate inventory variables.
+lab_dir: $DIR
+pvesim_url: https://127.0.0.1:$port
+substrate_pve:
+  api_host: 127.0.0.1
+  api_port: $port
+  api_user: root@pam
+  api_token_id: sim
+  api_token_secret: "$secret"
+  validate_certs: true
+  ca_path: $DIR/pvesim-ca.pem
+substrate_pdns:
+  api_url: http://127.0.0.1:$DNS_LAB_API_PORT
+  api_key: $DNS_LAB_API_KEY
+  server: 127.0.0.1
+  port: $DNS_LAB_PDNS_PORT
+substrate_resolver:
+  server: 127.0.0.1
+  port: $DNS_LAB_UNBOUND_PORT
+substrate_unbound_conf_dir: $DIR/unbound.d
+tenant_attachment_dir: $DIR/attachments
+tenant_registry_file: $DIR/tenants.yml
+YML
+  mkdir -p "$DIR/unbound.d"
+  echo "lab up: pvesim https://127.0.0.1:$port (pid $(cat "$DIR/pvesim.pid")), PowerDNS 127.0.0.1:$DNS_LAB_PDNS_PORT (API $DNS_LAB_API_PORT), Unbound 127.0.0.1:$DNS_LAB_UNBOUND_PORT"
+}
+
+case "$CMD" in
+  up) up ;;
+  down) down ;;
+  env) cat "$DIR/substrate.yml" ;;
+  *) echo "usage: $0 up|down|env [DIR]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,457 @@
+// Package access converges a tenant's PVE access objects (pool, user, API token, ACLs) from
+// its name and index: what the pve_tenant_access module does at onboarding.
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/plan"
+	"github.com/deevnet/tenant/internal/pve"
+)
+
+// Grant is one ACL entry the tenant's user and token both hold (privsep: the token gets the
+// intersection of both, so granting only one of them gives a 403).
+type Grant struct {
+	Path      string `json:"path"`
+	Role      string `json:"role"`
+	Propagate bool   `json:"propagate"`
+}
+
+func (g Grant) key() string { return g.Path + "\x00" + g.Role }
+
+// Desired is everything the module owns for one tenant.
+type Desired struct {
+	Pool, PoolComment string
+	User, UserComment string
+	TokenID           string // short id ("iac"); full id is User+"!"+TokenID
+	Privsep           bool
+	Grants            []Grant
+}
+
+// FullTokenID is the token principal as PVE names it in ACLs and auth headers.
+func (d Desired) FullTokenID() string { return d.User + "!" + d.TokenID }
+
+// Observed is what PVE holds now.
+type Observed struct {
+	PoolExists   bool
+	PoolComment  string
+	PoolMembers  []string
+	UserExists   bool
+	UserComment  string
+	TokenExists  bool
+	TokenPrivsep bool
+	UserACL      map[string]Grant // by Grant.key()
+	TokenACL     map[string]Grant
+}
+
+// desired derives the access objects from the plan (ADR-0002) and the shared clone sources.
+func desired(t plan.Tenant, index, template int, storages, bridges []string, privsep bool) Desired {
+	comment := fmt.Sprintf("deevnet.tenant %s (index %d)", t.Name, index)
+	g := []Grant{
+		{Path: "/pool/" + t.Pool, Role: "PVEVMAdmin", Propagate: true},
+		{Path: "/pool/" + t.Pool, Role: "PVEPoolUser", Propagate: true},
+		{Path: "/sdn/zones/" + t.Zone, Role: "PVESDNUser", Propagate: true},
+		{Path: "/vms/" + strconv.Itoa(template), Role: "PVETemplateUser", Propagate: false},
+	}
+	for _, s := range storages {
+		g = append(g, Grant{Path: "/storage/" + s, Role: "PVEDatastoreUser", Propagate: false})
+	}
+	for _, b := range bridges {
+		// Cloning checks SDN.Use on the template NIC's bridge, a plain bridge maps to localnetwork.
+		g = append(g, Grant{Path: "/sdn/zones/localnetwork/" + b, Role: "PVESDNUser", Propagate: false})
+	}
+	sortGrants(g)
+	return Desired{
+		Pool: t.Pool, PoolComment: comment,
+		User: t.User, UserComment: comment,
+		TokenID: t.TokenID, Privsep: privsep,
+		Grants: g,
+	}
+}
+
+func sortGrants(g []Grant) {
+	sort.Slice(g, func(i, j int) bool { return g[i].key() < g[j].key() })
+}
+
+// Access reads and writes one tenant's access objects through the shared PVE client.
+type Access struct {
+	C *pve.Client
+}
+
+// Observe reads the pool, user, token and every ACL entry of the user and of the token.
+func (a Access) Observe(ctx context.Context, d Desired) (Observed, error) {
+	o := Observed{UserACL: map[string]Grant{}, TokenACL: map[string]Grant{}}
+
+	var pool struct {
+		Comment string `json:"comment"`
+		Members []struct {
+			ID string `json:"id"`
+		} `json:"members"`
+	}
+	err := a.C.Get(ctx, "/pools/"+url.PathEscape(d.Pool), nil, &pool)
+	switch {
+	case err == nil:
+		o.PoolExists, o.PoolComment = true, pool.Comment
+		for _, m := range pool.Members {
+			o.PoolMembers = append(o.PoolMembers, m.ID)
+		}
+	case !notFound(err):
+		return o, fmt.Errorf("read pool %s: %w", d.Pool, err)
+	}
+
+	var user struct {
+		Comment string `json:"comment"`
+	}
+	err = a.C.Get(ctx, "/access/users/"+url.PathEscape(d.User), nil, &user)
+	switch {
+	case err == nil:
+		o.UserExists, o.UserComment = true, user.Comment
+	case !notFound(err):
+		return o, fmt.Errorf("read user %s: %w", d.User, err)
+	}
+
+	if o.UserExists {
+		var tok struct {
+			Privsep *flexBool `json:"privsep"`
+		}
+		err = a.C.Get(ctx, "/access/users/"+url.PathEscape(d.User)+"/token/"+url.PathEscape(d.TokenID), nil, &tok)
+		switch {
+		case err == nil:
+			// PVE's default is privsep=1 when the field is absent.
+			o.TokenExists, o.TokenPrivsep = true, tok.Privsep == nil || bool(*tok.Privsep)
+		case !notFound(err):
+			return o, fmt.Errorf("read token %s: %w", d.FullTokenID(), err)
+		}
+	}
+
+	var acl []struct {
+		Path      string    `json:"path"`
+		Propagate *flexBool `json:"propagate"`
+		RoleID    string    `json:"roleid"`
+		Type      string    `json:"type"`
+		UGID      string    `json:"ugid"`
+	}
+	if err := a.C.Get(ctx, "/access/acl", nil, &acl); err != nil {
+		return o, fmt.Errorf("read ACLs: %w", err)
+	}
+	for _, e := range acl {
+		g := Grant{Path: e.Path, Role: e.RoleID, Propagate: e.Propagate == nil || bool(*e.Propagate)}
+		switch {
+		case e.Type == "user" && e.UGID == d.User:
+			o.UserACL[g.key()] = g
+		case e.Type == "token" && e.UGID == d.FullTokenID():
+			o.TokenACL[g.key()] = g
+		}
+	}
+	return o, nil
+}
+
+// notFound reports PVE's "does not exist" (a 500, or 404 on some paths).
+func notFound(err error) bool {
+	var ae *pve.APIError
+	return errors.As(err, &ae) && (ae.IsNotFound() || ae.Contains("no such"))
+}
+
+// Op is one API write. Describe never contains a secret.
+type Op struct {
+	Describe string
+	Method   string
+	Path     string
+	Body     map[string]any
+	Query    url.Values
+	// Token marks the token creation, whose answer carries the secret.
+	Token bool
+}
+
+// PlanPresent lists the writes that bring o to d, in dependency order: pool and user before the
+// token, principals before their ACLs.
+func PlanPresent(d Desired, o Observed, regenerate bool) []Op {
+	var ops []Op
+	if !o.PoolExists {
+		ops = append(ops, Op{Describe: "create pool " + d.Pool, Method: "POST", Path: "/pools",
+			Body: map[string]any{"poolid": d.Pool, "comment": d.PoolComment}})
+	} else if o.PoolComment != d.PoolComment {
+		ops = append(ops, Op{Describe: "update pool " + d.Pool + " comment", Method: "PUT", Path: "/pools",
+			Body: map[string]any{"poolid": d.Pool, "comment": d.PoolComment}})
+	}
+	if !o.UserExists {
+		ops = append(ops, Op{Describe: "create user " + d.User, Method: "POST", Path: "/access/users",
+			Body: map[string]any{"userid": d.User, "comment": d.UserComment}})
+	} else if o.UserComment != d.UserComment {
+		ops = append(ops, Op{Describe: "update user " + d.User + " comment", Method: "PUT",
+			Path: "/access/users/" + url.PathEscape(d.User), Body: map[string]any{"comment": d.UserComment}})
+	}
+	tokPath := "/access/users/" + url.PathEscape(d.User) + "/token/" + url.PathEscape(d.TokenID)
+	create := Op{Describe: "create token " + d.FullTokenID(), Method: "POST", Path: tokPath, Token: true,
+		Body: map[string]any{"privsep": boolInt(d.Privsep), "comment": d.UserComment}}
+	switch {
+	case !o.TokenExists:
+		ops = append(ops, create)
+	case regenerate:
+		// A token's secret cannot be read back: rotating it is delete + create.
+		ops = append(ops, Op{Describe: "delete token " + d.FullTokenID() + " (regenerate)", Method: "DELETE", Path: tokPath}, create)
+	case o.TokenPrivsep != d.Privsep:
+		ops = append(ops, Op{Describe: fmt.Sprintf("set privsep=%d on token %s", boolInt(d.Privsep), d.FullTokenID()),
+			Method: "PUT", Path: tokPath, Body: map[string]any{"privsep": boolInt(d.Privsep)}})
+	}
+	// A regenerated token starts without ACLs (PVE drops them with the token).
+	tokenACL := o.TokenACL
+	if regenerate || !o.TokenExists {
+		tokenACL = map[string]Grant{}
+	}
+	ops = append(ops, aclOps(d.Grants, o.UserACL, "users", d.User)...)
+	ops = append(ops, aclOps(d.Grants, tokenACL, "tokens", d.FullTokenID())...)
+	return ops
+}
+
+// aclOps grants what is missing (or has the wrong propagate flag) and revokes what the principal
+// holds beyond the desired set: the module owns these principals whole.
+func aclOps(want []Grant, have map[string]Grant, kind, principal string) []Op {
+	var ops []Op
+	wantKeys := map[string]bool{}
+	for _, g := range want {
+		wantKeys[g.key()] = true
+		if h, ok := have[g.key()]; ok && h.Propagate == g.Propagate {
+			continue
+		}
+		ops = append(ops, Op{
+			Describe: fmt.Sprintf("grant %s on %s to %s (propagate=%d)", g.Role, g.Path, principal, boolInt(g.Propagate)),
+			Method:   "PUT", Path: "/access/acl",
+			Body: map[string]any{"path": g.Path, "roles": g.Role, kind: principal, "propagate": boolInt(g.Propagate)},
+		})
+	}
+	var extra []Grant
+	for k, g := range have {
+		if !wantKeys[k] {
+			extra = append(extra, g)
+		}
+	}
+	sortGrants(extra)
+	for _, g := range extra {
+		ops = append(ops, revoke(g, kind, principal))
+	}
+	return ops
+}
+
+func revoke(g Grant, kind, principal string) Op {
+	return Op{
+		Describe: fmt.Sprintf("revoke %s on %s from %s", g.Role, g.Path, principal),
+		Method:   "PUT", Path: "/access/acl",
+		Body: map[string]any{"path": g.Path, "roles": g.Role, kind: principal, "delete": 1},
+	}
+}
+
+// PlanAbsent removes the ACLs, the token, the user and the pool, in that order. A pool that
+// still holds VMs is an error: deleting the tenant's access before its VMs would orphan them.
+func PlanAbsent(d Desired, o Observed) ([]Op, error) {
+	if o.PoolExists && len(o.PoolMembers) > 0 {
+		return nil, fmt.Errorf("pool %s still has members (%s): remove them first (deevnet.tenant.tenant_vm state=absent)",
+			d.Pool, strings.Join(o.PoolMembers, ", "))
+	}
+	var ops []Op
+	for _, g := range sortedValues(o.TokenACL) {
+		ops = append(ops, revoke(g, "tokens", d.FullTokenID()))
+	}
+	for _, g := range sortedValues(o.UserACL) {
+		ops = append(ops, revoke(g, "users", d.User))
+	}
+	if o.TokenExists {
+		ops = append(ops, Op{Describe: "delete token " + d.FullTokenID(), Method: "DELETE",
+			Path: "/access/users/" + url.PathEscape(d.User) + "/token/" + url.PathEscape(d.TokenID)})
+	}
+	if o.UserExists {
+		ops = append(ops, Op{Describe: "delete user " + d.User, Method: "DELETE", Path: "/access/users/" + url.PathEscape(d.User)})
+	}
+	if o.PoolExists {
+		ops = append(ops, Op{Describe: "delete pool " + d.Pool, Method: "DELETE", Path: "/pools",
+			Query: url.Values{"poolid": {d.Pool}}})
+	}
+	return ops, nil
+}
+
+func sortedValues(m map[string]Grant) []Grant {
+	out := make([]Grant, 0, len(m))
+	for _, g := range m {
+		out = append(out, g)
+	}
+	sortGrants(out)
+	return out
+}
+
+// Apply runs the writes in order and returns the new token's secret if one was created.
+func (a Access) Apply(ctx context.Context, ops []Op) (secret string, done int, err error) {
+	for _, op := range ops {
+		switch op.Method {
+		case "POST":
+			if op.Token {
+				var out struct {
+					Value string `json:"value"`
+				}
+				if err := a.C.Post(ctx, op.Path, op.Body, &out); err != nil {
+					return secret, done, fmt.Errorf("%s: %w", op.Describe, err)
+				}
+				secret = out.Value
+			} else if err := a.C.Post(ctx, op.Path, op.Body, nil); err != nil {
+				return secret, done, fmt.Errorf("%s: %w", op.Describe, err)
+			}
+		case "PUT":
+			if err := a.C.Put(ctx, op.Path, op.Body, nil); err != nil {
+				return secret, done, fmt.Errorf("%s: %w", op.Describe, err)
+			}
+		case "DELETE":
+			if err := a.C.Delete(ctx, op.Path, op.Query, nil); err != nil {
+				return secret, done, fmt.Errorf("%s: %w", op.Describe, err)
+			}
+		default:
+			return secret, done, fmt.Errorf("%s: unknown method %s", op.Describe, op.Method)
+		}
+		done++
+	}
+	return secret, done, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// view is the diff/return shape of the access objects: names, flags and grants, never a secret.
+func view(d Desired, o *Observed) map[string]any {
+	if o == nil { // the desired state
+		return map[string]any{
+			"pool":  map[string]any{"id": d.Pool, "comment": d.PoolComment},
+			"user":  map[string]any{"id": d.User, "comment": d.UserComment},
+			"token": map[string]any{"id": d.FullTokenID(), "privsep": d.Privsep},
+			"acl":   grantsView(d.Grants, d.Grants),
+		}
+	}
+	v := map[string]any{}
+	if o.PoolExists {
+		v["pool"] = map[string]any{"id": d.Pool, "comment": o.PoolComment}
+	}
+	if o.UserExists {
+		v["user"] = map[string]any{"id": d.User, "comment": o.UserComment}
+	}
+	if o.TokenExists {
+		v["token"] = map[string]any{"id": d.FullTokenID(), "privsep": o.TokenPrivsep}
+	}
+	v["acl"] = map[string]any{"user": sortedValues(o.UserACL), "token": sortedValues(o.TokenACL)}
+	return v
+}
+
+func grantsView(user, token []Grant) map[string]any {
+	return map[string]any{"user": user, "token": token}
+}
+
+// Handle is the module handler.
+func Handle(m *module.Module) (module.Result, error) {
+	name, index := m.Str("name"), m.Int("index")
+	site, err := plan.SiteFromMap(m.Dict("site"))
+	if err != nil {
+		return module.Result{}, fmt.Errorf("site: %w", err)
+	}
+	// The plan checks the name and index rules (ADR-0002) and names the field in its error.
+	t, err := site.Tenant(name, index, 0, 1)
+	if err != nil {
+		return module.Result{}, err
+	}
+	d := desired(t, index, m.Int("template"), m.StrList("storages"), m.StrList("bridges"), m.Bool("privsep"))
+
+	c, err := pve.FromModule(m)
+	if err != nil {
+		return module.Result{}, fmt.Errorf("PVE client: %w", err)
+	}
+	a := Access{C: c}
+	ctx := m.Context()
+	o, err := a.Observe(ctx, d)
+	if err != nil {
+		return module.Result{}, err
+	}
+
+	var ops []Op
+	after := view(d, nil)
+	if m.Str("state") == "absent" {
+		if ops, err = PlanAbsent(d, o); err != nil {
+			return module.Result{}, err
+		}
+		after = map[string]any{"acl": map[string]any{"user": []Grant{}, "token": []Grant{}}}
+	} else {
+		ops = PlanPresent(d, o, m.Bool("regenerate_token"))
+	}
+
+	changes := make([]string, len(ops))
+	for i, op := range ops {
+		changes[i] = op.Describe
+	}
+	res := module.Result{
+		Changed: len(ops) > 0,
+		Diffs: []module.Diff{{Before: view(d, &o), After: after,
+			BeforeHeader: "pve access of tenant " + name, AfterHeader: "pve access of tenant " + name}},
+		Values: map[string]any{
+			"pool": d.Pool, "user": d.User, "token_id": d.FullTokenID(),
+			"changes": changes,
+		},
+	}
+	switch {
+	case len(ops) == 0:
+		res.Msg = "access objects of tenant " + name + " are up to date"
+		return res, nil
+	case m.CheckMode:
+		res.Msg = fmt.Sprintf("would make %d change(s) to tenant %s's access objects", len(ops), name)
+		return res, nil
+	}
+	secret, done, err := a.Apply(ctx, ops)
+	if secret != "" {
+		// Returned once, for the attachment file; it is never part of msg, changes or diff.
+		res.Values["token_secret"] = secret
+	}
+	if err != nil {
+		res.Changed = done > 0
+		return res, fmt.Errorf("tenant %s access: %d of %d change(s) made, then: %w", name, done, len(ops), err)
+	}
+	res.Msg = fmt.Sprintf("made %d change(s) to tenant %s's access objects", len(ops), name)
+	return res, nil
+}
+
+// flexBool reads PVE's booleans, which arrive as 0/1, true/false or "0"/"1".
+type flexBool bool
+
+func (b *flexBool) UnmarshalJSON(data []byte) error {
+	switch strings.Trim(string(data), `"`) {
+	case "1", "true":
+		*b = true
+	case "0", "false", "null", "":
+		*b = false
+	default:
+		return fmt.Errorf("not a boolean: %s", data)
+	}
+	return nil
+}
+
+// Spec is the module's argument spec: the tenant, the shared objects a clone needs, and the
+// standard PVE connection options.
+func Spec() module.Spec {
+	return module.Spec{
+		Options: pve.WithConnectionOptions(map[string]*module.Option{
+			"name":             {Type: module.TypeStr, Required: true},
+			"index":            {Type: module.TypeInt, Required: true},
+			"site":             {Type: module.TypeDict, Default: map[string]any{}},
+			"state":            {Type: module.TypeStr, Default: "present", Choices: []any{"present", "absent"}},
+			"template":         {Type: module.TypeInt, Default: 9000},
+			"storages":         {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"local-lvm"}},
+			"bridges":          {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"vmbr0"}},
+			"privsep":          {Type: module.TypeBool, Default: true},
+			"regenerate_token": {Type: module.TypeBool, Default: false},
+		}),
+		SupportsCheckMode: true,
+	}
+}

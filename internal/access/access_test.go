@@ -1,0 +1,266 @@
+package access
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/deevnet/tenant/internal/module/moduletest"
+	"github.com/deevnet/tenant/internal/pve"
+	"github.com/deevnet/tenant/internal/pvesim"
+)
+
+func startSim(t *testing.T) *pvesim.Server {
+	t.Helper()
+	srv, err := pvesim.Start(pvesim.DefaultConfig())
+	if err != nil {
+		t.Fatalf("start pvesim: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+// run executes the module once as Ansible would, with the root token, and returns the result.
+func run(t *testing.T, srv *pvesim.Server, args map[string]any) map[string]any {
+	t.Helper()
+	_, secret := srv.RootToken()
+	all := map[string]any{
+		"api_host": srv.Host(), "api_port": srv.Port(), "api_user": "root@pam",
+		"api_token_id": "sim", "api_token_secret": secret, "ca_path": srv.CAFile(),
+	}
+	for k, v := range args {
+		all[k] = v
+	}
+	res, _ := moduletest.Execute(t, Spec(), Handle, all)
+	return res
+}
+
+func writes(srv *pvesim.Server) int { return srv.Stats().Writes }
+
+func tenantClient(t *testing.T, srv *pvesim.Server, user, secret string) *pve.Client {
+	t.Helper()
+	c, err := pve.New(pve.Config{Host: srv.Host(), Port: srv.Port(), User: user, TokenID: "iac",
+		TokenSecret: secret, ValidateCerts: true, CAPath: srv.CAFile(), Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestConvergeIdempotentAndScoped(t *testing.T) {
+	srv := startSim(t)
+	ctx := context.Background()
+
+	// Check mode on a fresh cluster: reports the changes, writes nothing.
+	w0 := writes(srv)
+	res := run(t, srv, map[string]any{"name": "tdemo", "index": 1, "_ansible_check_mode": true, "_ansible_diff": true})
+	if res["failed"] == true || res["changed"] != true {
+		t.Fatalf("check mode: want changed, got %v", res)
+	}
+	if got := writes(srv) - w0; got != 0 {
+		t.Fatalf("check mode sent %d write(s)", got)
+	}
+	if _, ok := res["token_secret"]; ok {
+		t.Fatalf("check mode returned a token secret")
+	}
+
+	// First run creates everything and returns the token secret once.
+	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "_ansible_diff": true})
+	if res["failed"] == true || res["changed"] != true {
+		t.Fatalf("first run: %v", res)
+	}
+	secret, _ := res["token_secret"].(string)
+	if secret == "" {
+		t.Fatalf("first run returned no token_secret: %v", res)
+	}
+	if res["token_id"] != "tenant-tdemo@pve!iac" || res["pool"] != "tenant-tdemo" {
+		t.Fatalf("unexpected ids: %v %v", res["token_id"], res["pool"])
+	}
+	// The secret is a value for the attachment file, never part of msg or diff.
+	for _, k := range []string{"msg", "diff", "changes"} {
+		b, _ := json.Marshal(res[k])
+		if strings.Contains(string(b), secret) {
+			t.Fatalf("token secret leaked into %s: %s", k, b)
+		}
+	}
+
+	// Second run: changed=false and zero writes.
+	w1 := writes(srv)
+	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1})
+	if res["failed"] == true || res["changed"] != false {
+		t.Fatalf("second run not idempotent: %v", res)
+	}
+	if got := writes(srv) - w1; got != 0 {
+		t.Fatalf("second run sent %d write(s)", got)
+	}
+	if _, ok := res["token_secret"]; ok {
+		t.Fatalf("second run returned a token secret")
+	}
+
+	// A second tenant; then tdemo's token works on its own pool and is refused on tother's.
+	if res := run(t, srv, map[string]any{"name": "tother", "index": 2}); res["failed"] == true {
+		t.Fatalf("tother: %v", res)
+	}
+	c := tenantClient(t, srv, "tenant-tdemo@pve", secret)
+	if err := c.Get(ctx, "/pools/tenant-tdemo", nil, nil); err != nil {
+		t.Fatalf("tdemo token on its own pool: %v", err)
+	}
+	var ae *pve.APIError
+	if err := c.Get(ctx, "/pools/tenant-tother", nil, nil); !errors.As(err, &ae) || ae.Status != 403 {
+		t.Fatalf("tdemo token on tother's pool: want 403, got %v", err)
+	}
+	if err := c.Put(ctx, "/pools", map[string]any{"poolid": "tenant-tother", "comment": "x"}, nil); !errors.As(err, &ae) || ae.Status != 403 {
+		t.Fatalf("tdemo token writing tother's pool: want 403, got %v", err)
+	}
+	if err := c.Put(ctx, "/access/acl", map[string]any{"path": "/pool/tenant-tother", "roles": "PVEVMAdmin", "tokens": "tenant-tdemo@pve!iac"}, nil); !errors.As(err, &ae) || ae.Status != 403 {
+		t.Fatalf("tdemo token granting itself tother's pool: want 403, got %v", err)
+	}
+
+	// A foreign ACL added to the tenant's user is revoked (the module owns the principal).
+	root := rootClient(t, srv)
+	if err := root.Put(ctx, "/access/acl", map[string]any{"path": "/pool/tenant-tother", "roles": "PVEAuditor", "users": "tenant-tdemo@pve"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1})
+	if res["changed"] != true || !strings.Contains(strings.Join(toStrings(res["changes"]), "\n"), "revoke PVEAuditor on /pool/tenant-tother") {
+		t.Fatalf("foreign grant not revoked: %v", res)
+	}
+
+	// Regenerate: a new secret, the old one stops working.
+	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "regenerate_token": true})
+	newSecret, _ := res["token_secret"].(string)
+	if res["failed"] == true || newSecret == "" || newSecret == secret {
+		t.Fatalf("regenerate: %v", res)
+	}
+	if err := c.Get(ctx, "/pools/tenant-tdemo", nil, nil); !errors.As(err, &ae) || ae.Status != 401 {
+		t.Fatalf("old token after regenerate: want 401, got %v", err)
+	}
+	if err := tenantClient(t, srv, "tenant-tdemo@pve", newSecret).Get(ctx, "/pools/tenant-tdemo", nil, nil); err != nil {
+		t.Fatalf("new token: %v", err)
+	}
+
+	// Absent removes everything of tdemo and nothing of tother; a second absent is a no-op.
+	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent"})
+	if res["failed"] == true || res["changed"] != true {
+		t.Fatalf("absent: %v", res)
+	}
+	w2 := writes(srv)
+	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent"})
+	if res["failed"] == true || res["changed"] != false || writes(srv) != w2 {
+		t.Fatalf("second absent: %v (writes %d)", res, writes(srv)-w2)
+	}
+	if err := root.Get(ctx, "/access/users/tenant-tdemo@pve", nil, nil); err == nil {
+		t.Fatalf("user tenant-tdemo@pve still exists")
+	}
+	if err := root.Get(ctx, "/pools/tenant-tother", nil, nil); err != nil {
+		t.Fatalf("tother's pool was touched: %v", err)
+	}
+	var acl []map[string]any
+	if err := root.Get(ctx, "/access/acl", nil, &acl); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range acl {
+		if strings.Contains(e["ugid"].(string), "tenant-tdemo") {
+			t.Fatalf("ACL of tdemo left: %v", e)
+		}
+	}
+}
+
+func rootClient(t *testing.T, srv *pvesim.Server) *pve.Client {
+	t.Helper()
+	_, secret := srv.RootToken()
+	c, err := pve.New(pve.Config{Host: srv.Host(), Port: srv.Port(), User: "root@pam", TokenID: "sim",
+		TokenSecret: secret, ValidateCerts: true, CAPath: srv.CAFile(), Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func toStrings(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, e := range l {
+		s, _ := e.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestRejectsReservedIndexAndBadName(t *testing.T) {
+	srv := startSim(t)
+	w0 := writes(srv)
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"name": "example", "index": 0}, "index: 0 is reserved"},
+		{map[string]any{"name": "tdemo", "index": 64}, "index: 64"},
+		{map[string]any{"name": "Bad_Name", "index": 3}, "name"},
+	} {
+		res := run(t, srv, tc.args)
+		if res["failed"] != true || !strings.Contains(res["msg"].(string), tc.want) {
+			t.Errorf("%v: want failure mentioning %q, got %v", tc.args, tc.want, res)
+		}
+	}
+	if writes(srv) != w0 {
+		t.Fatalf("a rejected declaration sent writes")
+	}
+}
+
+func TestPlanAbsentRefusesPoolWithMembers(t *testing.T) {
+	d := Desired{Pool: "tenant-tdemo", User: "tenant-tdemo@pve", TokenID: "iac"}
+	_, err := PlanAbsent(d, Observed{PoolExists: true, PoolMembers: []string{"qemu/10101"}})
+	if err == nil || !strings.Contains(err.Error(), "pool tenant-tdemo still has members (qemu/10101)") {
+		t.Fatalf("want a refusal naming the pool and member, got %v", err)
+	}
+}
+
+func TestPlanPresentOrderAndGrants(t *testing.T) {
+	d := Desired{Pool: "tenant-a", PoolComment: "c", User: "tenant-a@pve", UserComment: "c", TokenID: "iac", Privsep: true,
+		Grants: []Grant{{Path: "/pool/tenant-a", Role: "PVEVMAdmin", Propagate: true}}}
+	ops := PlanPresent(d, Observed{UserACL: map[string]Grant{}, TokenACL: map[string]Grant{}}, false)
+	var got []string
+	for _, op := range ops {
+		got = append(got, op.Describe)
+	}
+	want := []string{
+		"create pool tenant-a", "create user tenant-a@pve", "create token tenant-a@pve!iac",
+		"grant PVEVMAdmin on /pool/tenant-a to tenant-a@pve (propagate=1)",
+		"grant PVEVMAdmin on /pool/tenant-a to tenant-a@pve!iac (propagate=1)",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("ops:\n got %q\nwant %q", got, want)
+	}
+	// A wrong propagate flag is re-granted; an equal one is left alone.
+	o := Observed{PoolExists: true, PoolComment: "c", UserExists: true, UserComment: "c", TokenExists: true, TokenPrivsep: true,
+		UserACL:  map[string]Grant{d.Grants[0].key(): {Path: "/pool/tenant-a", Role: "PVEVMAdmin", Propagate: false}},
+		TokenACL: map[string]Grant{d.Grants[0].key(): d.Grants[0]}}
+	ops = PlanPresent(d, o, false)
+	if len(ops) != 1 || !strings.HasPrefix(ops[0].Describe, "grant PVEVMAdmin on /pool/tenant-a to tenant-a@pve ") {
+		t.Fatalf("want one re-grant for the user, got %+v", ops)
+	}
+}
+
+func FuzzFlexBool(f *testing.F) {
+	for _, s := range []string{`1`, `0`, `true`, `false`, `"1"`, `null`, `2`, `"x"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b flexBool
+		if err := b.UnmarshalJSON([]byte(s)); err == nil {
+			switch strings.Trim(s, `"`) {
+			case "1", "true":
+				if !b {
+					t.Fatalf("%s read as false", s)
+				}
+			default:
+				if b {
+					t.Fatalf("%s read as true", s)
+				}
+			}
+		}
+	})
+}

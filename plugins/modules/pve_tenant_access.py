@@ -1,0 +1,149 @@
+# Copyright: deevnet.tenant developers
+# Apache License 2.0 (see LICENSE)
+# Documentation only: the module is the Go binary built from cmd/pve_tenant_access.
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: pve_tenant_access
+short_description: A tenant's PVE pool, user, API token and ACLs, from its name and index
+version_added: 0.1.0
+author: deevnet.tenant developers
+description:
+  - Converges the Proxmox VE access objects of one tenant, every name derived by the tenant plan
+    (ADR-0002) - pool C(tenant-<name>), user C(tenant-<name>@pve), API token C(tenant-<name>@pve!iac)
+    (privilege separation on), and ACL entries granted to B(both) the user and the token (with
+    privsep the token gets the intersection).
+  - "The grants (docs/tenant-contract.md): C(PVEVMAdmin) and C(PVEPoolUser) on C(/pool/tenant-<name>);
+    C(PVESDNUser) on C(/sdn/zones/<zone>) (SDN.Use on its VNets); C(PVETemplateUser) on C(/vms/<template>);
+    C(PVEDatastoreUser) on each of O(storages); C(PVESDNUser) on C(/sdn/zones/localnetwork/<bridge>) for each
+    of O(bridges) (cloning checks the template NIC's bridge). Nothing on C(/sdn) itself: the SDN apply
+    stays with the substrate (ADR-0010)."
+  - The module owns the tenant's user and token whole; ACL entries of them that are not in the list
+    above are revoked.
+  - Run it with the substrate's credential (User.Modify and Permissions.Modify are site-wide).
+  - The token secret can only be read when the token is created. It is returned once, in
+    RV(token_secret), for the attachment file (ADR-0006); it never appears in C(msg), RV(changes) or the diff.
+options:
+  name:
+    description: Tenant name (lowercase letters, digits and C(-); starts with a letter; 2 to 20 characters).
+    type: str
+    required: true
+  index:
+    description:
+      - The tenant's allocated index, 1..63. Index 0 is the reference tenant and is rejected.
+    type: int
+    required: true
+  site:
+    description: Overrides of the site plan, as for M(deevnet.tenant.tenant_plan).
+    type: dict
+    default: {}
+  state:
+    description:
+      - V(absent) revokes the ACLs, deletes the token, the user and the pool. It refuses while the
+        pool still has members (remove the VMs first).
+    type: str
+    default: present
+    choices: [present, absent]
+  template:
+    description: vmid of the template tenants clone (C(VM.Clone) is granted on it).
+    type: int
+    default: 9000
+  storages:
+    description: Storages the clones' disks go to (C(Datastore.AllocateSpace)).
+    type: list
+    elements: str
+    default: [local-lvm]
+  bridges:
+    description: Plain Linux bridges of the template's NICs (cloning checks C(SDN.Use) on them).
+    type: list
+    elements: str
+    default: [vmbr0]
+  privsep:
+    description: Create the token with privilege separation (its privileges are the intersection of its own ACLs and the user's).
+    type: bool
+    default: true
+  regenerate_token:
+    description:
+      - Delete and recreate the token, so a new secret is issued (rotation). Always a change.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - deevnet.tenant.proxmox
+attributes:
+  check_mode:
+    support: full
+    description: Reads everything and reports the writes it would make in RV(changes); writes nothing and returns no secret.
+  diff_mode:
+    support: full
+    description: Before/after of pool, user, token (id and privsep only) and ACL entries; never the secret.
+notes:
+  - A second run with the same options reads four resources and sends no write (C(changed=false)).
+  - Register the result with C(no_log=true) when RV(token_secret) can be in it.
+seealso:
+  - module: deevnet.tenant.tenant_plan
+  - module: deevnet.tenant.tenant_vm
+'''
+
+EXAMPLES = r'''
+- name: Access objects of tenant tdemo (substrate credential)
+  deevnet.tenant.pve_tenant_access:
+    api_host: pve.example.net
+    api_user: root@pam
+    api_token_id: substrate
+    api_token_secret: "{{ vault_substrate_token }}"
+    name: tdemo
+    index: 1
+  register: access
+  no_log: true
+
+- name: Keep the new token secret for the attachment file
+  ansible.builtin.set_fact:
+    tdemo_token_secret: "{{ access.token_secret }}"
+  when: access.token_secret is defined
+  no_log: true
+
+- name: Rotate tdemo's token
+  deevnet.tenant.pve_tenant_access:
+    name: tdemo
+    index: 1
+    regenerate_token: true
+  register: access
+  no_log: true
+
+- name: Remove tdemo's access objects (after its VMs are gone)
+  deevnet.tenant.pve_tenant_access:
+    name: tdemo
+    index: 1
+    state: absent
+'''
+
+RETURN = r'''
+pool:
+  description: The tenant's pool.
+  returned: always
+  type: str
+  sample: tenant-tdemo
+user:
+  description: The tenant's user.
+  returned: always
+  type: str
+  sample: tenant-tdemo@pve
+token_id:
+  description: Full id of the tenant's API token.
+  returned: always
+  type: str
+  sample: tenant-tdemo@pve!iac
+token_secret:
+  description:
+    - The token's secret. A secret; returned only by the run that created the token (first run or O(regenerate_token)).
+  returned: when the token was created
+  type: str
+  sample: 0d6c8a7e-1111-2222-3333-444455556666
+changes:
+  description: The writes made (or, in check mode, that would be made), in order.
+  returned: always
+  type: list
+  elements: str
+  sample: ["create pool tenant-tdemo", "grant PVEVMAdmin on /pool/tenant-tdemo to tenant-tdemo@pve (propagate=1)"]
+'''

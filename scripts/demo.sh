@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# demo.sh [up|down|bench] -- the whole tenant path on this machine, on loopback only.
+#
+#   up (default)  build the modules, pvesim and the collection (make venv install-collection tools),
+#                 start pvesim + PowerDNS + Unbound (extensions/molecule/shared/lab.sh), then with
+#                 ansible-playbook: onboard tdemo (index 1), converge the fabric, converge tdemo
+#                 (zone tn01, VNet tn01v0, VM tdemo-1 = 10.20.129.10, A + PTR records), and print
+#                 what was built and how to look at it. The lab keeps running for you to explore.
+#   down          stop what `up` started (by the PIDs it recorded) and keep the files.
+#   bench         `up`'s converge timed, then a no-op converge timed, with pvesim's request
+#                 counts for each; then `down`.
+# State lives in $DEMO_DIR (default /tmp/dvt-demo). Needs the Debian packages of
+# scripts/install-deps.sh (pdns-server pdns-backend-sqlite3 sqlite3 unbound bind9-dnsutils).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DIR=${DEMO_DIR:-/tmp/dvt-demo}
+LAB=$ROOT/extensions/molecule/shared/lab.sh
+export PVESIM=${PVESIM:-$ROOT/bin/pvesim}
+export ANSIBLE_COLLECTIONS_PATH=${ANSIBLE_COLLECTIONS_PATH:-$ROOT/.ansible/collections}
+export MOLECULE_SCENARIO_NAME=demo   # the shared inventory derives lab_dir from it
+export ANSIBLE_FORCE_COLOR=0
+PLAYBOOK=${ANSIBLE_PLAYBOOK:-$ROOT/.venv/bin/ansible-playbook}
+INV=$ROOT/extensions/molecule/shared/inventory.yml
+ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+
+build(){
+  if [ -z "${DEMO_SKIP_BUILD:-}" ]; then
+    make -C "$ROOT" --no-print-directory venv install-collection tools >/dev/null
+  fi
+}
+stats(){ curl -sf --cacert "$DIR/pvesim-ca.pem" "$(url)/_sim/stats"; }
+reset_stats(){ curl -sf -X POST --cacert "$DIR/pvesim-ca.pem" "$(url)/_sim/stats/reset" >/dev/null; }
+url(){ sed -n 's/^pvesim_url: //p' "$DIR/substrate.yml"; }
+converge(){ # log file
+  "$PLAYBOOK" -i "$INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/converge-tdemo.yml" > "$1" 2>&1 \
+    || { tail -40 "$1"; echo "demo: converge failed, log $1" >&2; exit 1; }
+  grep -E '^localhost +:' "$1" | tail -1
+}
+
+up(){
+  build
+  "$LAB" up "$DIR"
+  reset_stats
+  local t; t=$(date +%s%N)
+  converge "$DIR/converge.log"
+  echo "full converge (onboard + fabric + tdemo): $(ms "$t") ms; pvesim: $(stats)"
+  show
+}
+
+show(){
+  local port ures; port=$(sed -n '/^substrate_resolver:/,/port:/s/^  port: //p' "$DIR/substrate.yml")
+  cat <<TXT
+
+Built (all on 127.0.0.1):
+  tenant tdemo, index 1: subnet 10.20.129.0/24, EVPN zone tn01 (VRF VNI 10001), VNet tn01v0 (VNI 20016),
+  VM tdemo-1 (vmid 10101, 10.20.129.10) in pool tenant-tdemo, DNS zones tdemo.mobile.deevnet.net and
+  129.20.10.in-addr.arpa with key tenant-tdemo; attachment file $DIR/attachments/tdemo.yml.
+
+Look at it:
+  dig @127.0.0.1 -p $port tdemo-1.tdemo.mobile.deevnet.net A +short
+  dig @127.0.0.1 -p $port -x 10.20.129.10 +short
+  curl -s --cacert $DIR/pvesim-ca.pem $(url)/_sim/stats
+  curl -s --cacert $DIR/pvesim-ca.pem -H "Authorization: PVEAPIToken=\$(sed -n 's/^ *api_user: //p' $DIR/attachments/tdemo.yml)!iac=\$(sed -n 's/^ *api_token_secret: //p' $DIR/attachments/tdemo.yml)" \\
+       $(url)/api2/json/nodes/dv02hyp002p02/qemu/10101/config
+  cat $DIR/tenants.yml            # the index registry (ADR-0009)
+Stop it: scripts/demo.sh down
+TXT
+}
+
+bench(){
+  build
+  "$LAB" up "$DIR"
+  trap '"$LAB" down "$DIR"' EXIT
+  reset_stats
+  local t; t=$(date +%s%N)
+  converge "$DIR/converge.log"
+  echo "full converge:  $(ms "$t") ms  pvesim $(stats)"
+  reset_stats
+  t=$(date +%s%N)
+  converge "$DIR/noop.log"
+  echo "no-op converge: $(ms "$t") ms  pvesim $(stats)"
+}
+
+case "${1:-up}" in
+  up) up ;;
+  down) "$LAB" down "$DIR"; echo "demo stopped" ;;
+  bench) bench ;;
+  *) echo "usage: $0 [up|down|bench]" >&2; exit 2 ;;
+esac
