@@ -10,8 +10,8 @@ BIN_DIR   := $(ROOT)/plugins/modules
 TOOLS     := pvesim
 MODULES   := $(filter-out $(TOOLS),$(notdir $(patsubst %/main.go,%,$(wildcard $(ROOT)/cmd/*/main.go))))
 # Static, stripped, reproducible: the binary is copied to the target host on every task.
+# CGO stays on for `go test -race`; the binaries are built with CGO_ENABLED=0.
 GOFLAGS_BUILD := -trimpath -buildvcs=false -ldflags='-s -w -buildid='
-export CGO_ENABLED := 0
 
 .DEFAULT_GOAL := all
 TEST_TARGETS  :=
@@ -39,11 +39,11 @@ build: $(foreach m,$(MODULES),$(BIN_DIR)/__bin/$(m)_linux_amd64)
 
 $(BIN_DIR)/__bin/%_linux_amd64: FORCE
 	@mkdir -p $(@D)
-	GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/$*
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/$*
 
 tools: $(ROOT)/bin/pvesim
 $(ROOT)/bin/pvesim: FORCE
-	$(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/pvesim
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/pvesim
 
 FORCE:
 

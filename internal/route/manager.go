@@ -202,6 +202,7 @@ func (m *Manager) Plan(cfg Config) (*Plan, error) {
 		after[k] = before[k]
 	}
 	declared := map[routeKey]int{}
+	usesVRF := false
 
 	for i, d := range cfg.Routes {
 		f := fmt.Sprintf("routes[%d]", i)
@@ -218,6 +219,9 @@ func (m *Manager) Plan(cfg Config) (*Plan, error) {
 			return nil, fmt.Errorf("%s: resolves to the same table, dest and metric as routes[%d]; merge them", f, j)
 		}
 		declared[k] = i
+		if _, inVRF := s.vrfTables[want.Table]; inVRF {
+			usesVRF = true
+		}
 		cur, exists := s.routes[k]
 		if exists {
 			before[k] = s.text(cur)
@@ -275,9 +279,42 @@ func (m *Manager) Plan(cfg Config) (*Plan, error) {
 			}
 		}
 	}
+	if usesVRF && cfg.State == Present {
+		w, err := m.localRuleFirst()
+		if err != nil {
+			return nil, err
+		}
+		p.Warnings = append(p.Warnings, w...)
+	}
 	p.Before = sortedValues(before)
 	p.After = sortedValues(after)
 	return p, nil
+}
+
+// localRuleFirst warns when the shared `local` table is looked up before the VRF (l3mdev) rule.
+// With the kernel's default order (0: lookup local, 1000: l3mdev) every tenant VRF gets answers
+// from every address of the node's default VRF, its management address included, however right
+// the routes are. ifupdown2 moves the rule to 32765 when it creates a VRF; a node where it still
+// sits at 0 is not isolated. Rules are not this module's to change, so it only says so.
+func (m *Manager) localRuleFirst() ([]string, error) {
+	var out []string
+	for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
+		rules, err := retry("list rules", func() ([]netlink.Rule, error) { return m.Handle.RuleList(fam) })
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rules {
+			// The kernel omits the priority attribute of preference 0, which netlink reads as -1.
+			if r.Priority <= 0 && r.Table == unix.RT_TABLE_LOCAL {
+				ip := "ip -4"
+				if fam == netlink.FAMILY_V6 {
+					ip = "ip -6"
+				}
+				out = append(out, fmt.Sprintf("tenant isolation: `%s rule` looks up the local table at preference 0, before the VRF rule, so tenants reach every address of this node (management included); move it after l3mdev: `%s rule add pref 32765 lookup local && %s rule del pref 0` (ifupdown2 does this when it creates a VRF)", ip, ip, ip))
+			}
+		}
+	}
+	return out, nil
 }
 
 func sortedValues(m map[routeKey]string) []string {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // These tests need kernel VRFs (CONFIG_NET_VRF). The host kernel here has none, so they skip on
@@ -213,3 +214,28 @@ func benchVRF(b *testing.B, noop bool) {
 // 63 tenant VRFs: 127 routes (hypervisor default, 63 VRF defaults, 63 return routes).
 func BenchmarkConverge63VRF(b *testing.B) { benchVRF(b, false) }
 func BenchmarkNoop63VRF(b *testing.B)     { benchVRF(b, true) }
+
+// A node that still looks up the local table first is not isolated: the plan says so, and stops
+// saying so once the rule sits after the VRF rule (as ifupdown2 leaves it).
+func TestWarnsWhileLocalRuleIsFirst(t *testing.T) {
+	ns := setupVRFs(t, 1)
+	cfg := egress(1, vrfTables)
+	p, err := ns.Mgr.Plan(cfg)
+	must(t, err)
+	if len(p.Warnings) != 2 || !strings.Contains(p.Warnings[0], "ip -4 rule") || !strings.Contains(p.Warnings[1], "ip -6 rule") {
+		t.Fatalf("want one warning per family about the local rule, got %q", p.Warnings)
+	}
+	for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
+		moved := netlink.NewRule()
+		moved.Family, moved.Priority, moved.Table = fam, 32765, unix.RT_TABLE_LOCAL
+		must(t, ns.H.RuleAdd(moved))
+		first := netlink.NewRule()
+		first.Family, first.Priority, first.Table = fam, 0, unix.RT_TABLE_LOCAL
+		must(t, ns.H.RuleDel(first))
+	}
+	p, err = ns.Mgr.Plan(cfg)
+	must(t, err)
+	if len(p.Warnings) != 0 {
+		t.Fatalf("warnings after the local rule moved: %q", p.Warnings)
+	}
+}
