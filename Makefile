@@ -1,6 +1,6 @@
 # deevnet.tenant: build the Go modules, test everything, package the collection.
 # `make help` lists the targets. Area fragments in mk/*.mk add their own targets and append to
-# TEST_TARGETS / BENCH_TARGETS (see docs/dev/contracts.md).
+# TEST_TARGETS / BENCH_TARGETS (README.md, Development).
 
 ROOT      := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 GO        ?= go

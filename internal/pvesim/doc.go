@@ -2,7 +2,7 @@
 // against the real (embedded) schema and permission model, in the spirit of
 // vSphere's vcsim: a module that passes against it should pass against a node.
 //
-// Usage in Go tests (see docs/dev/contracts.md):
+// Usage in Go tests:
 //
 //	srv, err := pvesim.Start(pvesim.DefaultConfig()) // HTTPS on 127.0.0.1:0, CA in a temp file
 //	defer srv.Close()
