@@ -4,7 +4,8 @@
 #
 # Interface (stable; the lifecycle roles and molecule scenarios rely on it):
 #   up      stop a previous lab in the same DNS_LAB_DIR, start the servers, create the zones and keys,
-#           write $DNS_LAB_DIR/env, print it. Exit 0 only when every server answers.
+#           write $DNS_LAB_DIR/env (mode 0600), print it with the secrets left out. Exit 0 only when
+#           every server answers.
 #   down    stop the servers this lab started (by the PIDs in $DNS_LAB_DIR/*/pid), keep the files.
 #   env     print $DNS_LAB_DIR/env (shell syntax: `eval "$(scripts/dns-lab.sh env)"` or `source`).
 #   status  exit 0 when every started server still runs.
@@ -18,6 +19,7 @@
 #   DNS_LAB_BIND_STATS_PORT  BIND statistics channel, HTTP (0 or unset: a free port)
 #   DNS_LAB_SITE_ZONE     site zone                                default mobile.deevnet.net
 #   DNS_LAB_TENANTS       "name:index ..."                         default "tdemo:1 tother:2"
+#                         (set but empty: no tenant zones, e.g. when onboarding creates them)
 # For each tenant NAME with index I it creates NAME.<site zone> and (128+I).20.10.in-addr.arpa, and the
 # key tenant-NAME (hmac-sha256) allowed to update (and transfer) exactly those two zones; the key
 # "substrate" may update every zone.
@@ -35,7 +37,7 @@
 set -uo pipefail
 DIR=${DNS_LAB_DIR:-/tmp/dvt-dns-lab}
 SITE=${DNS_LAB_SITE_ZONE:-mobile.deevnet.net}
-TENANTS=${DNS_LAB_TENANTS:-tdemo:1 tother:2}
+TENANTS=${DNS_LAB_TENANTS-tdemo:1 tother:2}
 API_KEY=dvt-lab-api-key
 ALG=hmac-sha256
 PATH=$PATH:/usr/sbin:/sbin
@@ -55,6 +57,10 @@ alive(){ local st; st=$(ps -o stat= -p "$1" 2>/dev/null); [ -n "$st" ] && [ "${s
 wait_dns(){ # port name [dig flag]: until the server answers NOERROR for name's SOA (10 s)
   for _ in $(seq 1 500); do
     dig @127.0.0.1 -p "$1" +time=1 +tries=1 ${3:-+norecurse} "$2" SOA 2>/dev/null | grep -q 'status: NOERROR' && return 0
+    sleep 0.02; done; return 1; }
+wait_up(){ # port: until the server answers at all (dig exits 0 on any reply, REFUSED included)
+  for _ in $(seq 1 500); do
+    dig @127.0.0.1 -p "$1" +time=1 +tries=1 . SOA >/dev/null 2>&1 && return 0
     sleep 0.02; done; return 1; }
 T0=$(date +%s%N)
 say(){ echo "dns-lab: $* (+$(( ($(date +%s%N) - T0) / 1000000 )) ms)" >&2; }
@@ -109,6 +115,7 @@ CONF
   say "zones and keys created"
   $P list-tsig-keys | awk '{sub(/\.$/,"",$1); sub(/\.$/,"",$2); print $2":"$1":"$3}' > "$DIR/keys"
   chmod 600 "$DIR/keys"
+  wait_up "$PDNS_PORT" || { fail "PowerDNS does not answer; log: $d/pdns.log"; return 1; }
   for z in $all; do wait_dns "$PDNS_PORT" "$z" || { fail "PowerDNS does not serve $z; log: $d/pdns.log"; return 1; }; done
   ZONES=$all
   say "PowerDNS serves$all on 127.0.0.1:$PDNS_PORT"
@@ -148,6 +155,7 @@ forward-zone:
 CONF
   } > "$d/unbound.conf"
   setsid unbound -d -c "$d/unbound.conf" > "$d/unbound.log" 2>&1 < /dev/null & echo $! > "$d/pid"
+  wait_up "$UNBOUND_PORT" || { fail "Unbound does not answer; log: $d/unbound.log"; return 1; }
   for z in $ZONES; do wait_dns "$UNBOUND_PORT" "$z" +recurse || fail "Unbound does not resolve $z; log: $d/unbound.log" || return 1; done
   say "Unbound resolves on 127.0.0.1:$UNBOUND_PORT, pid $(cat "$d/pid")"
 }
@@ -181,6 +189,7 @@ CONF
   done
   named-checkconf -z "$d/named.conf" >/dev/null || { fail "named-checkconf failed"; return 1; }
   setsid named -4 -g -c "$d/named.conf" > "$d/named.log" 2>&1 < /dev/null & echo $! > "$d/pid"
+  wait_up "$BIND_PORT" || { fail "BIND does not answer; log: $d/named.log"; return 1; }
   for z in $ZONES; do wait_dns "$BIND_PORT" "$z" || { fail "BIND does not serve $z; log: $d/named.log"; return 1; }; done
   say "BIND serves on 127.0.0.1:$BIND_PORT, pid $(cat "$d/pid")"
 }
@@ -232,7 +241,8 @@ up(){
   unbound_up || { down; exit 1; }
   if [ -n "$BIND_PORT" ]; then bind_up || { down; exit 1; }; fi
   write_env
-  cat "$DIR/env"
+  # Secrets stay in the 0600 env file; what `up` prints may end up in a CI log.
+  sed -E '/^DNS_LAB_KEY_ALGORITHM=/!s/^((DNS_LAB_KEY_[A-Z0-9_]+|DNS_LAB_API_KEY)=).*/\1<secret: see '"${DIR//\//\\/}"'\/env>/' "$DIR/env"
 }
 
 status(){

@@ -38,20 +38,9 @@ options:
     type: str
     default: release
     choices: [release, rollback]
-  apply_timeout:
-    description: Seconds to wait for the whole run, including the apply task.
-    type: int
-    default: 300
-  lock_wait:
-    description:
-      - Seconds to wait for an SDN lock held by another client before failing. PVE refuses a write under a
-        foreign lock before it takes effect, so the write (or the lock request) is simply repeated.
-      - PVE does not report a lock's holder or age; when the wait runs out, the message gives the time waited
-        as a lower bound of the lock's age.
-    type: int
-    default: 0
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
+  - deevnet.tenant.sdn_lock
 attributes:
   check_mode:
     support: full

@@ -44,9 +44,8 @@ up(){
   port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_port"])' "$DIR/pvesim-token.json")
   secret=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_token_secret"])' "$DIR/pvesim-token.json")
   curl -sf --cacert "$DIR/pvesim-ca.pem" "https://127.0.0.1:$port/_sim/stats" >/dev/null || { echo "lab: pvesim does not answer" >&2; down; exit 1; }
-  # DNS: one probe tenant the lab creates itself (dns-lab needs a zone to wait for); the
-  # lifecycle's tenants get their zones and keys from onboarding, not from the lab.
-  DNS_LAB_DIR=$DIR/dns DNS_LAB_TENANTS=${LAB_DNS_TENANTS:-labprobe:63} "$ROOT/scripts/dns-lab.sh" up > "$DIR/dns-lab.out" \
+  # DNS: no tenant zones; the lifecycle's tenants get their zones and keys from onboarding.
+  DNS_LAB_DIR=$DIR/dns DNS_LAB_TENANTS=${LAB_DNS_TENANTS-} "$ROOT/scripts/dns-lab.sh" up > "$DIR/dns-lab.out" \
     || { cat "$DIR/dns-lab.out" >&2; down; exit 1; }
   # shellcheck disable=SC1091
   . "$DIR/dns/env"
