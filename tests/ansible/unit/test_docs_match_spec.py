@@ -1,0 +1,58 @@
+"""Each module's documentation names exactly the options its binary accepts.
+
+The docs live in plugins/modules/<m>.py (plus doc fragments); the options live in the Go spec.
+Nothing else keeps the two in step, so this asks each built binary for its supported options (the
+protocol lists them when it refuses an unknown one) and compares them with the merged docs.
+"""
+
+import json
+import pathlib
+import re
+import subprocess
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+MODULES = ROOT / 'plugins' / 'modules'
+FRAGMENTS = ROOT / 'plugins' / 'doc_fragments'
+
+
+def _documentation(path):
+    namespace = {}
+    exec(compile(path.read_text(), str(path), 'exec'), namespace)  # the stubs hold only strings
+    return namespace
+
+
+def _documented_options(module):
+    doc = yaml.safe_load(_documentation(MODULES / (module + '.py'))['DOCUMENTATION'])
+    options = dict(doc.get('options') or {})
+    for fragment in doc.get('extends_documentation_fragment') or []:
+        name = fragment.split('.')[-1]
+        frag = _documentation(FRAGMENTS / (name + '.py'))['ModuleDocFragment'].DOCUMENTATION
+        options.update(yaml.safe_load(frag).get('options') or {})
+    names = set(options)
+    for opt in options.values():
+        names.update(opt.get('aliases') or [])
+    return names
+
+
+def _accepted_options(module, tmp_path):
+    binary = MODULES / '__bin' / (module + '_linux_amd64')
+    if not binary.exists():
+        pytest.fail('%s is not built: run make build first' % binary)
+    args = tmp_path / 'args'
+    args.write_text(json.dumps({'zz_not_an_option': 1}))
+    out = subprocess.run([str(binary), str(args)], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    msg = json.loads(out.stdout)['msg']
+    listed = re.search(r'Supported parameters include: (.*?)\.(?:;|$)', msg)
+    assert listed, msg
+    return set(listed.group(1).split(', '))
+
+
+@pytest.mark.parametrize('module', sorted(p.stem for p in MODULES.glob('*.py')))
+def test_docs_name_exactly_the_accepted_options(module, tmp_path):
+    documented = _documented_options(module)
+    accepted = _accepted_options(module, tmp_path)
+    assert not accepted - documented, 'accepted but not documented: %s' % sorted(accepted - documented)
+    assert not documented - accepted, 'documented but refused: %s' % sorted(documented - accepted)
