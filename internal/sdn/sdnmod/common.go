@@ -125,7 +125,8 @@ func converge(ctx context.Context, m *module.Module, api sdn.API, w sdn.Work) (m
 	if apply {
 		pending, err := sdn.PendingSet(ctx, api, w.Views)
 		if err != nil {
-			return module.Result{}, err
+			// Values is never nil: the handlers add the object's id to it on every path.
+			return module.Result{Values: map[string]any{}}, err
 		}
 		foreign = sdn.ForeignPending(pending, w.Managed())
 	}

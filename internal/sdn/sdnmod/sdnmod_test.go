@@ -338,6 +338,32 @@ func TestApplyRollsBackOnStagingFailure(t *testing.T) {
 	must(t, e.vrf(map[string]any{"name": "tdemo", "index": 1, "apply": true}, false), true)
 }
 
+// A read that fails after planning, under apply=true (the pending set the apply checks), reports
+// PVE's error, not a crash of the handler.
+func TestApplyReadFailureIsReported(t *testing.T) {
+	for _, tc := range []struct {
+		module, path string // the path planning does not read, so its first read is the apply's
+	}{
+		{"tenant_vrf", "/cluster/sdn/fabrics/all"},
+		{"pve_sdn_fabric", "/cluster/sdn/zones"},
+	} {
+		t.Run(tc.module, func(t *testing.T) {
+			e := newEnv(t)
+			setup(t, e)
+			e.srv.InjectFault(pvesim.Fault{Method: "GET", Path: tc.path, Nth: 1, Status: 500, Message: "read failed: injected"})
+			var r run
+			if tc.module == "tenant_vrf" {
+				r = e.vrf(map[string]any{"name": "tdemo", "index": 1, "apply": true}, false)
+			} else {
+				r = e.fabric(map[string]any{"nodes": []any{member1}, "apply": true}, false)
+			}
+			if !r.failed() || !strings.Contains(r.msg(), "read failed: injected") || strings.Contains(r.msg(), "unexpectedly") {
+				t.Fatalf("want PVE's error, got %v", r.res)
+			}
+		})
+	}
+}
+
 // Figures for the report: API requests per converge and per no-op, for 1 and 10 tenants.
 func TestRequestCounts(t *testing.T) {
 	for _, n := range []int{1, 10} {
