@@ -14,6 +14,8 @@ PACKAGES=(
   qemu-system-x86 busybox-static
   # FRR for EVPN checks; curl for the PowerDNS API and pvesim from scripts
   frr curl ca-certificates make git
+  # a Debian tree with ifupdown2, FRR and friends for checks and the substrate lab (scripts/debian-tree.sh)
+  mmdebstrap
 )
 
 # A package's postinst must never start its daemon here: an unbound started as a service would
