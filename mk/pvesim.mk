@@ -20,6 +20,7 @@ test-pvesim: tools
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzPropertyString$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pvesim
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzRequestParams$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pvesim
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzParsePropertyString$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pvesim/schema
+	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/sdnrender
 
 bench-pvesim: tools
 	cd $(ROOT) && $(GO) test -run '^$$' -bench '^BenchmarkZonesList$$' -cpu 1 -benchtime 3s -count=1 ./internal/pvesim
