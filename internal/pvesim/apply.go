@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deevnet/tenant/internal/sdnrender"
+	"github.com/deevnet/tenant/internal/udiff"
 )
 
 // Node file paths a PVE node writes at SDN apply (daemons.pve holds only the
@@ -271,4 +272,43 @@ func writeFileAtomic(path, content string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// diffTime is GNU diff's header timestamp format.
+const diffTime = "2006-01-02 15:04:05.000000000 -0700"
+
+// sdnDryRun answers GET /cluster/sdn/dry-run: `diff -b -N -u` of the node's
+// running files against what the current (pending) config would render,
+// keeping the running version number; null when equal (NODE-RENDERING §5).
+// Unlike PVE, every input is the pending config (PVE still reads running
+// subnets and fabrics in places).
+func (s *Server) sdnDryRun(r *reqCtx) (any, error) {
+	node := r.params.Str("node")
+	if !s.nodeExists(node) {
+		return nil, plainErr("no such cluster node '%s'", node)
+	}
+	sd := s.st.SDN
+	version := sd.Version
+	if version == 0 {
+		version = 1
+	}
+	files := sdnrender.Render(renderConfig(sd.Current, version, sd.Current), sdnrender.Node{Name: node})
+	now := time.Now()
+	nf := sd.NodeFiles[node]
+	diff := func(path, text string) any {
+		live, mtime := "", time.Unix(0, 0).UTC()
+		if nf != nil {
+			if c, ok := nf.Files[path]; ok {
+				live, mtime = c, time.Unix(0, nf.Written)
+			}
+		}
+		d := udiff.Unified(live, text, udiff.Options{IgnoreSpaceChange: true,
+			From: path + "\t" + mtime.Format(diffTime),
+			To:   fmt.Sprintf("/proc/%d/fd/%d\t%s", s.st.NextPID+1, 3, now.Format(diffTime))})
+		if d == "" {
+			return nil
+		}
+		return d
+	}
+	return map[string]any{"frr-diff": diff(fileFRR, files.FRR), "interfaces-diff": diff(fileInterfaces, files.Interfaces)}, nil
 }

@@ -174,3 +174,30 @@ func taskLog(t *testing.T, c *client, node, upid string) string {
 	}
 	return b.String()
 }
+
+// TestDryRunFirstApply: before the first apply the node has no files, so the
+// dry run is all "+" against an epoch-dated empty file (§5's example); after
+// the apply both diffs are null.
+func TestDryRunFirstApply(t *testing.T) {
+	s := startSim(t)
+	c := rootClient(t, s)
+	const node = "dv02hyp002p02"
+	workedExample(t, c)
+	var d map[string]*string
+	c.ok("GET", "/cluster/sdn/dry-run", vals("node", node), &d)
+	ifs := d["interfaces-diff"]
+	if ifs == nil || !strings.HasPrefix(*ifs, "--- /etc/network/interfaces.d/sdn\t1970-01-01 00:00:00.000000000 +0000\n+++ /proc/") ||
+		!strings.Contains(*ifs, "\n@@ -0,0 +1,53 @@\n+#version:1\n+\n+auto tn01v0\n") {
+		t.Fatalf("interfaces-diff: %v", d)
+	}
+	if f := d["frr-diff"]; f == nil || !strings.Contains(*f, "\n@@ -0,0 +1,65 @@\n+frr version 10.4.1\n") {
+		t.Fatalf("frr-diff: %v", d)
+	}
+	if _, st := c.task("PUT", "/cluster/sdn", nil); st != "OK" {
+		t.Fatal(st)
+	}
+	c.ok("GET", "/cluster/sdn/dry-run", vals("node", node), &d)
+	if d["interfaces-diff"] != nil || d["frr-diff"] != nil {
+		t.Fatalf("after apply: %v", d)
+	}
+}

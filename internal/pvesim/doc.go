@@ -70,6 +70,8 @@
 // firewall and vnet IP endpoints answer 501; node-level fabric routes and
 // neighbors are empty (no routing daemon); the guest agent reports the static
 // ipconfig<N> addresses; disks are names and sizes only; the SDN dry-run
-// returns empty diffs; the 3 s delay before a 401 is Config.AuthFailDelay
-// (0 by default).
+// renders every input from the pending config (PVE reads running subnets and
+// fabrics in places); SDN objects other than EVPN zones/controllers and
+// openfabric/OSPF fabrics render nothing; the 3 s delay before a 401 is
+// Config.AuthFailDelay (0 by default).
 package pvesim

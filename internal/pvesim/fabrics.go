@@ -348,10 +348,6 @@ func (s *Server) nodeSDNZone(r *reqCtx) (any, error) {
 	return []map[string]string{{"subdir": "content"}, {"subdir": "bridges"}, {"subdir": "ip-vrf"}}, nil
 }
 
-func (s *Server) sdnDryRun(r *reqCtx) (any, error) {
-	return map[string]string{"frr-diff": "", "interfaces-diff": ""}, nil
-}
-
 func (s *Server) nodeSDNIndex(r *reqCtx) (any, error) {
 	return []map[string]string{{"subdir": "zones"}, {"subdir": "vnets"}, {"subdir": "fabrics"}}, nil
 }
