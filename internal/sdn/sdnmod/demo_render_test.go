@@ -1,0 +1,100 @@
+package sdnmod
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deevnet/tenant/internal/pvesim"
+	"gopkg.in/yaml.v3"
+)
+
+// readYAML reads a shipped YAML file of the collection (roles, scenario files).
+func readYAML(t *testing.T, rel string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+}
+
+// TestRenderDemoState converges what `make demo` and the isolation scenario
+// converge - the tenant_fabric role's default members, tdemo (index 1) and
+// tother (index 2) from the scenario files - through the modules against
+// pvesim with a render dir, and checks every node rendered and reloaded.
+// With DVT_RENDER_OUT set the files land there, for tests/render/check.sh
+// to check with the real ifupdown2 and FRR.
+func TestRenderDemoState(t *testing.T) {
+	var fabric struct {
+		Protocol string           `yaml:"tenant_fabric_protocol"`
+		Nodes    []map[string]any `yaml:"tenant_fabric_nodes"`
+	}
+	readYAML(t, "roles/tenant_fabric/defaults/main.yml", &fabric)
+	type tenantFile struct {
+		Tenant struct {
+			Name  string `yaml:"name"`
+			Index int    `yaml:"index"`
+			VNets int    `yaml:"vnets"`
+		} `yaml:"tenant"`
+	}
+	var tenants []tenantFile
+	for _, f := range []string{"tdemo.yml", "tother.yml"} {
+		var tf tenantFile
+		readYAML(t, "extensions/molecule/shared/"+f, &tf)
+		tenants = append(tenants, tf)
+	}
+	out := os.Getenv("DVT_RENDER_OUT")
+	if out == "" {
+		out = t.TempDir()
+	}
+	cfg := pvesim.DefaultConfig()
+	cfg.RenderDir = out
+	srv, err := pvesim.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	e := &env{t: t, srv: srv}
+
+	nodes := make([]any, 0, len(fabric.Nodes))
+	for _, n := range fabric.Nodes {
+		nodes = append(nodes, n)
+	}
+	must(t, e.fabric(map[string]any{"protocol": fabric.Protocol, "nodes": nodes, "apply": true}, false), true)
+	for _, tf := range tenants {
+		args := map[string]any{"name": tf.Tenant.Name, "index": tf.Tenant.Index, "apply": true}
+		if tf.Tenant.VNets > 0 {
+			args["vnet_count"] = tf.Tenant.VNets
+		}
+		must(t, e.vrf(args, false), true)
+	}
+	for _, n := range cfg.Nodes {
+		for _, z := range []string{"tn01", "tn02"} {
+			if st := zoneStatusOn(t, e, n.Name, z); st != "available" {
+				t.Errorf("%s: zone %s status %q, want available", n.Name, z, st)
+			}
+		}
+		sdn, err := os.ReadFile(filepath.Join(out, n.Name, "etc/network/interfaces.d/sdn"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frr, err := os.ReadFile(filepath.Join(out, n.Name, "etc/frr/frr.conf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"\nauto vrf_tn01\n", "\nauto vrf_tn02\n", "\nauto tn01v0\n", "\nauto tn02v0\n", "\nauto dummy_"} {
+			if !strings.Contains(string(sdn), want) {
+				t.Errorf("%s: interfaces.d/sdn lacks %q:\n%s", n.Name, want, sdn)
+			}
+		}
+		for _, want := range []string{"\nrouter bgp ", " vrf vrf_tn01\n", " vrf vrf_tn02\n", "\nrouter openfabric "} {
+			if !strings.Contains(string(frr), want) {
+				t.Errorf("%s: frr.conf lacks %q:\n%s", n.Name, want, frr)
+			}
+		}
+	}
+}
