@@ -172,6 +172,17 @@ func (s *Server) sdnApply(r *reqCtx) (any, error) {
 	return t.UPID, nil
 }
 
+// renderNode is what the renderer needs to know about a node.
+func (s *Server) renderNode(name string) sdnrender.Node {
+	n := sdnrender.Node{Name: name}
+	for _, c := range s.st.Nodes {
+		if c.Name == name {
+			n.LocalIP = c.LocalIP
+		}
+	}
+	return n
+}
+
 // writeNodeFiles renders node's files from the running config, keeps them
 // as the node's running files, and writes them under --render-dir.
 func (s *Server) writeNodeFiles(t *Task, node string) {
@@ -180,7 +191,7 @@ func (s *Server) writeNodeFiles(t *Task, node string) {
 		sd.NodeFiles = map[string]*nodeFiles{}
 	}
 	t.Log = append(t.Log, fmt.Sprintf("%s: reloading network config", node))
-	files := sdnrender.Render(renderConfig(sd.Running, sd.Version, sd.Current), sdnrender.Node{Name: node})
+	files := sdnrender.Render(renderConfig(sd.Running, sd.Version, sd.Current), s.renderNode(node))
 	for _, w := range files.Warnings {
 		t.Log = append(t.Log, fmt.Sprintf("%s: warning: %s", node, w))
 	}
@@ -292,7 +303,7 @@ func (s *Server) sdnDryRun(r *reqCtx) (any, error) {
 	if version == 0 {
 		version = 1
 	}
-	files := sdnrender.Render(renderConfig(sd.Current, version, sd.Current), sdnrender.Node{Name: node})
+	files := sdnrender.Render(renderConfig(sd.Current, version, sd.Current), s.renderNode(node))
 	now := time.Now()
 	nf := sd.NodeFiles[node]
 	diff := func(path, text string) any {
