@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deevnet/tenant/internal/sdnrender"
@@ -153,14 +154,21 @@ func (s *Server) sdnApply(r *reqCtx) (any, error) {
 			err error
 			out []byte
 		}
+		// nodes reload in parallel, as PVE's apply starts every node's reload at once
 		res := make([]result, len(jobs))
+		var wg sync.WaitGroup
 		for i, j := range jobs {
 			if j.fault != nil {
 				res[i].err = errors.New(j.fault.Message)
 				continue
 			}
-			res[i].out, res[i].err = runReload(s.cfg.ReloadCommand, j.node, j.dir, timeout)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i].out, res[i].err = runReload(s.cfg.ReloadCommand, j.node, j.dir, timeout)
+			}()
 		}
+		wg.Wait()
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for i, j := range jobs {

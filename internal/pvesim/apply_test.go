@@ -232,3 +232,30 @@ func TestApplyPeersMode(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadCommandParallel: the nodes reload at the same time (PVE starts
+// every node's reload at once): each run waits until both have started.
+func TestReloadCommandParallel(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(t.TempDir(), "reload")
+	body := "#!/bin/sh\ntouch \"$2/../started-$1\"\ni=0\nwhile [ $i -lt 100 ]; do\n  [ -e \"$2/../started-n1\" ] && [ -e \"$2/../started-n2\" ] && exit 0\n  sleep 0.05; i=$((i+1))\ndone\necho 'the other node never started'; exit 1\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startSim(t, func(c *Config) {
+		c.Nodes = []NodeConfig{{Name: "n1"}, {Name: "n2"}}
+		c.RenderDir, c.ReloadCommand = dir, script
+	})
+	c := rootClient(t, s)
+	c.ok("POST", "/cluster/sdn/controllers", vals("controller", "evpnctl", "type", "evpn", "asn", "65000", "peers", "192.168.0.1,192.168.0.2"), nil)
+	c.ok("POST", "/cluster/sdn/zones", vals("zone", "myzone", "type", "evpn", "controller", "evpnctl", "vrf-vxlan", "1000"), nil)
+	upid, st := c.task("PUT", "/cluster/sdn", nil)
+	if st != "OK" {
+		t.Fatal(st)
+	}
+	for _, n := range []string{"n1", "n2"} {
+		if got := zoneStatus(t, c, n); got["myzone"] != "available" {
+			t.Errorf("%s: %v, want available; log:\n%s", n, got, taskLog(t, c, "n1", upid))
+		}
+	}
+}
