@@ -33,14 +33,18 @@ n=0
 for r in "$W"/render/*/; do
   node=$(basename "$r"); d=$W/node-$node
   mkdir -p "$d/etc"; cp -a "$NETCONF" "$d/etc/network"; rm -f "$d/etc/network/interfaces.d/"*
+  # Debian's (and PVE's) ifupdown2.conf sets addon_syntax_check=0, which checks almost nothing
+  sed -i 's/^addon_syntax_check=.*/addon_syntax_check=1/' "$d/etc/network/ifupdown2/ifupdown2.conf"
+  grep -qx 'addon_syntax_check=1' "$d/etc/network/ifupdown2/ifupdown2.conf"
   mkdir -p "$d/etc/network/interfaces.d" "$d/etc/frr"
   printf 'auto lo\niface lo inet loopback\n\nsource /etc/network/interfaces.d/*\n' > "$d/etc/network/interfaces"
   "$PY" - "$ROOT/roles/proxmox_node_network" "$node" > "$d/etc/network/interfaces.d/deevnet-tenant" <<'PYEOF'
 import sys, yaml, jinja2
 role, host = sys.argv[1], sys.argv[2]
 v = yaml.safe_load(open(role + "/defaults/main.yml"))
-# the substrate's inventory variables, as the role's README gives them
-v.update(tenant_transit={"vlan": 50, "address": "10.20.50.2/24"},
+# the site's and the node's inventory variables, as the role's README gives them
+v.update(proxmox_node_network_bridge="vmbr0", proxmox_node_network_ports=["eno1"],
+         tenant_transit={"vlan": 50, "address": "10.20.50.2/24"},
          tenant_underlay={"vlan": 51, "address": "10.20.51.2/24", "mtu": 1500},
          ansible_managed="Ansible managed", inventory_hostname=host)
 env = jinja2.Environment(loader=jinja2.FileSystemLoader(role + "/templates"), undefined=jinja2.StrictUndefined,

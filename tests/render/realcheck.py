@@ -6,11 +6,13 @@ NODE_DIR holds etc/network/interfaces (the node's main file, sourcing interfaces
 etc/network/interfaces.d/* (the node-network role's file and the rendered sdn) and etc/frr/frr.conf,
 bound at /etc/network and /tmp/node by check.sh.
 
-ifupdown2 exits 1 on any warning, and its own syntax check (ifup -a -s) neither knows unknown
-attribute names nor fails on them. So the verdict is ours, from ifupdown2's own output:
-  - `ifup -a --syntax-check`: every `error:` line fails; every `warning:` fails except the ones
-    PVE's own files always produce (ALLOWED);
-  - every attribute of every stanza must be one ifupdown2 documents (`ifquery --syntax-help`);
+ifupdown2 exits 1 on any warning (PVE's own files always give one), and with Debian's
+addon_syntax_check=0 its syntax check does not even reject unknown keywords; check.sh sets
+addon_syntax_check=1 in the node's ifupdown2.conf. The verdict is ours, from ifupdown2's own output:
+  - `ifup -a --syntax-check`: every `error:` line fails (unknown keywords, parse errors); every
+    `warning:` fails (bad values) except the ones PVE's own files always produce (ALLOWED);
+  - every attribute of every stanza must be one ifupdown2 documents (`ifquery --syntax-help`),
+    a second net under the first;
 FRR: `vtysh --dryrun -f frr.conf` must exit 0, and `frr-reload.py --test --input <empty>` must accept it.
 Exit status 0 = pass, 1 = fail (with the reasons on stdout).
 """
