@@ -130,7 +130,13 @@ func TestRenderDemoState(t *testing.T) {
 	}
 	must(t, e.fabric(map[string]any{"protocol": protocol, "nodes": nodes, "apply": true}, false), true)
 	for _, tf := range tenants {
-		args := map[string]any{"name": tf.Tenant.Name, "index": tf.Tenant.Index, "apply": true}
+		// the site's nodes are the fabric's members (the substrate role derives them from the
+		// hypervisors group the same way)
+		names := make([]any, 0, len(members))
+		for _, m := range members {
+			names = append(names, m["name"])
+		}
+		args := map[string]any{"name": tf.Tenant.Name, "index": tf.Tenant.Index, "apply": true, "site": map[string]any{"nodes": names}}
 		if tf.Tenant.VNets > 0 {
 			args["vnet_count"] = tf.Tenant.VNets
 		}
