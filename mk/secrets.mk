@@ -1,0 +1,13 @@
+# mk/secrets.mk: no secret in any output (owner: sec, issue #11).
+#
+#   make test-secrets   tests/secrets/run.sh: onboard, fabric, tenant, verify and destroy against pvesim
+#                       and the DNS lab at -vvv --diff with ANSIBLE_LOG_PATH set, on success and on
+#                       failure paths; fails when the output or the log holds any secret the lab
+#                       knows (root token, each tenant token and TSIG key, the lab's TSIG keys)
+
+.PHONY: test-secrets
+
+test-secrets: install-collection tools
+	$(ROOT)/tests/secrets/run.sh --venv $(VENV) --collections $(COLLECTIONS_DIR) --pvesim $(ROOT)/bin/pvesim
+
+TEST_TARGETS += test-secrets
