@@ -1,13 +1,13 @@
 package sdnmod
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 )
 
 // badCase is one refused input: the options (over a valid base), and the field the message names.
@@ -17,28 +17,14 @@ type badCase struct {
 	field string
 }
 
-// connectionCases are shared by every PVE module: a token PVE refuses, a CA that did not sign
-// the server's certificate, a port nobody listens on.
+// connectionCases are the shared connection failures as table rows.
 func connectionCases(t *testing.T) []badCase {
 	t.Helper()
-	other, err := pvesim.Start(pvesim.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
+	var out []badCase
+	for _, c := range pvesimtest.BadConnections(t) {
+		out = append(out, badCase{c.Name, c.Args, c.Field})
 	}
-	t.Cleanup(func() { _ = other.Close() })
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	return []badCase{
-		{"bad token", map[string]any{"api_token_secret": "00000000-0000-0000-0000-000000000000"}, "api_token_secret"},
-		{"unknown token id", map[string]any{"api_token_id": "nosuch"}, "api_token_id"},
-		{"wrong CA", map[string]any{"ca_path": other.CAFile()}, "ca_path"},
-		{"unreachable host", map[string]any{"api_port": closed}, "api_port"},
-		{"api_user without realm", map[string]any{"api_user": "root"}, "api_user"},
-	}
+	return out
 }
 
 // refuseAll runs each case over base and wants: failed, field in msg, 0 writes attempted.
