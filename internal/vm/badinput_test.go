@@ -1,6 +1,7 @@
 package vm_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -63,5 +64,23 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("%d write(s) before the refusal %q", w, msg)
 			}
 		})
+	}
+}
+
+// A VM whose VNet is staged but not applied cannot start (PVE's start task fails): the run
+// reports the task's error instead of success.
+func TestStartOnUnappliedVNetFails(t *testing.T) {
+	e := newSim(t)
+	ctx := context.Background()
+	e.must(e.root.Post(ctx, "/pools", map[string]any{"poolid": "tenant-tother"}, nil))
+	e.must(e.root.Post(ctx, "/cluster/sdn/zones", map[string]any{"zone": "tn02", "type": "simple"}, nil))
+	e.must(e.root.Post(ctx, "/cluster/sdn/vnets", map[string]any{"vnet": "tn02v0", "zone": "tn02", "tag": 20032}, nil))
+	res, code := e.run(map[string]any{"name": "tother", "index": 2, "count": 1, "state": "started"}, false, false)
+	msg, _ := res["msg"].(string)
+	if code == 0 || res["failed"] != true || !strings.Contains(msg, "bridge 'tn02v0' does not exist") {
+		t.Fatalf("start on an unapplied VNet: %v", res)
+	}
+	if st := e.status(10201); st != "stopped" {
+		t.Fatalf("VM 10201 is %s after a failed start", st)
 	}
 }
