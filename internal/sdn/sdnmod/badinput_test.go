@@ -1,6 +1,7 @@
 package sdnmod
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -162,4 +163,38 @@ func TestApplyTimeoutBoundsTheRun(t *testing.T) {
 		t.Fatalf("the run took %s, apply_timeout is 2 s (%s)", took.Round(time.Millisecond), r.msg())
 	}
 	t.Logf("failed after %s: %s", took.Round(time.Millisecond), r.msg())
+}
+
+// A run refused before it staged anything (the lock held by someone else, foreign pending
+// changes) reports no pending object: pending_objects lists only what was staged.
+func TestFailedRunReportsOnlyWhatWasStaged(t *testing.T) {
+	e := newEnv(t)
+	setup(t, e)
+	check := func(what string, r run) {
+		t.Helper()
+		if !r.failed() {
+			t.Fatalf("%s: want a failure, got %v", what, r.res)
+		}
+		if p := r.strs("pending_objects"); len(p) != 0 {
+			t.Fatalf("%s: pending_objects %v, but nothing was staged (%s)", what, p, r.msg())
+		}
+		objs, _ := r.res["objects"].([]any)
+		for _, o := range objs {
+			if m, _ := o.(map[string]any); m["pending"] != "" {
+				t.Fatalf("%s: object %v reported pending, nothing was staged", what, m)
+			}
+		}
+		if _, ok := e.writes(); ok != 0 { // the refused lock request is the only write attempted
+			t.Fatalf("%s: %d writes accepted", what, ok)
+		}
+	}
+	e.srv.HoldSDNLock(90 * time.Second)
+	check("lock held", e.vrf(map[string]any{"name": "tother", "index": 2, "apply": true}, false))
+	if err := e.client().Delete(context.Background(), "/cluster/sdn/lock", map[string][]string{"force": {"1"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.writes()
+	must(t, e.vrf(map[string]any{"name": "tdemo", "index": 1}, false), true)
+	e.writes()
+	check("foreign pending", e.vrf(map[string]any{"name": "tother", "index": 2, "apply": true}, false))
 }
