@@ -7,6 +7,7 @@ import (
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 	"github.com/deevnet/tenant/internal/sdn/sdnmod"
 )
 
@@ -98,5 +99,49 @@ func TestGrantTargetsChecked(t *testing.T) {
 	refused(t, srv, map[string]any{"name": "tother", "index": 3}, "index: vmid 10310")
 	if res := run(t, srv, map[string]any{"name": "tother", "index": 2}); res["failed"] == true {
 		t.Fatalf("defaults: %v", res)
+	}
+}
+
+// Every refused input fails naming its field, with 0 writes sent to PVE.
+func TestBadInput(t *testing.T) {
+	srv := startSim(t)
+	if res := run(t, srv, map[string]any{"name": "tdemo", "index": 1}); res["failed"] == true {
+		t.Fatalf("onboard tdemo: %v", res)
+	}
+	type badCase struct {
+		name  string
+		args  map[string]any
+		field string
+	}
+	cases := []badCase{
+		{"another tenant's index", map[string]any{"index": 1}, "index"},
+		{"index 0 (the reference tenant)", map[string]any{"index": 0}, "index"},
+		{"index 64", map[string]any{"index": 64}, "index"},
+		{"index not a number", map[string]any{"index": "two"}, "index"},
+		{"name upper case", map[string]any{"name": "TOther"}, "name"},
+		{"name too long", map[string]any{"name": "t" + strings.Repeat("x", 20)}, "name"},
+		{"tdemo under another index", map[string]any{"name": "tdemo", "index": 3}, "index"},
+		{"template missing", map[string]any{"template": 99999}, "template"},
+		{"template below 100", map[string]any{"template": 7}, "template"},
+		{"storage missing", map[string]any{"storages": []any{"nosuchstorage"}}, "storages[0]"},
+		{"storage id format", map[string]any{"storages": []any{"a b"}}, "storages[0]"},
+		{"bridge id format", map[string]any{"bridges": []any{"vm br0;x"}}, "bridges[0]"},
+		{"bridge empty", map[string]any{"bridges": []any{""}}, "bridges[0]"},
+		{"state unknown", map[string]any{"state": "gone"}, "state"},
+		{"privsep not a bool", map[string]any{"privsep": "maybe"}, "privsep"},
+		{"unknown option", map[string]any{"acl": []any{"/"}}, "acl"},
+		{"site not a dict", map[string]any{"site": "x"}, "site"},
+	}
+	for _, c := range pvesimtest.BadConnections(t) {
+		cases = append(cases, badCase{c.Name, c.Args, c.Field})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := map[string]any{"name": "tother", "index": 2}
+			for k, v := range c.args {
+				args[k] = v
+			}
+			refused(t, srv, args, c.field)
+		})
 	}
 }
