@@ -46,9 +46,9 @@ run() {
 }
 # Every secret the lab knows, one a line (from the files the lab and onboarding wrote).
 secrets() {
-  python3 - "$LAB" <<'PY'
-import json, os, re, sys
-lab = sys.argv[1]
+  python3 - "$LAB" "$WORK" <<'PY'
+import glob, json, os, re, sys
+lab, work = sys.argv[1], sys.argv[2]
 out = set()
 out.add(json.load(open(os.path.join(lab, "pvesim-token.json")))["api_token_secret"])
 keys = os.path.join(lab, "dns", "keys")
@@ -60,11 +60,10 @@ if os.path.exists(keys):
 seen = os.path.join(lab, "secrets-seen")
 if os.path.exists(seen):
     out.update(l.strip() for l in open(seen) if l.strip())
-att = os.path.join(lab, "attachments")
-if os.path.isdir(att):
-    for f in os.listdir(att):
-        for m in re.finditer(r"^\s*(api_token_secret|key_secret):\s*['\"]?([^'\"\s]+)", open(os.path.join(att, f)).read(), re.M):
-            out.add(m.group(2))
+# The attachment files onboarding wrote, and the drill's copy of its throwaway tenant's.
+for f in glob.glob(os.path.join(lab, "attachments", "*.yml")) + glob.glob(os.path.join(work, "tmp", "*", "attachment.yml")):
+    for m in re.finditer(r"^\s*(api_token_secret|key_secret):\s*['\"]?([^'\"\s]+)", open(f).read(), re.M):
+        out.add(m.group(2))
 for s in sorted(out):
     if len(s) >= 8:
         print(s)
@@ -83,6 +82,9 @@ run ok   "tenant tdemo"             -e tenant_file="$T" deevnet.tenant.tenant
 run ok   "tenant tother"            -e tenant_file="$O" deevnet.tenant.tenant
 run ok   "tenant tdemo, check mode" --check -e tenant_file="$T" deevnet.tenant.tenant
 run ok   "verify tdemo vs tother"   -e tenant_file="$T" -e tenant_other=tother deevnet.tenant.verify
+# The rebuild drill: a copy of examples/tenant applied with its own attachment (its TMPDIR private).
+mkdir -p "$WORK/tmp"
+TMPDIR=$WORK/tmp run ok "drill tdrill" -e drill_name=tdrill -e tenant_registry_file="$LAB/tenants.yml" deevnet.tenant.drill
 # Failure paths: a declaration the contract refuses (after the attachment is loaded), a VM the
 # workload half cannot clone (the module fails holding the tenant's token), an index clash, and
 # a substrate token that PVE refuses.
@@ -106,7 +108,7 @@ run ok   "destroy tother"           -e tenant_file="$O" deevnet.tenant.destroy
 
 secrets >"$WORK/secrets"
 n=$(wc -l <"$WORK/secrets")
-[ "$n" -ge 5 ] || { echo "test-secrets: only $n secrets known to the lab (want root token, 2 tenant tokens, 2 TSIG keys)"; exit 1; }
+[ "$n" -ge 8 ] || { echo "test-secrets: only $n secrets known to the lab (want the root token, 3 tenant tokens and 4 TSIG keys)"; exit 1; }
 lines=$(cat "$OUT" "$ANSIBLE_LOG_PATH" | wc -l)
 [ -s "$ANSIBLE_LOG_PATH" ] || { echo "test-secrets: ANSIBLE_LOG_PATH $ANSIBLE_LOG_PATH is empty"; exit 1; }
 hits=0
