@@ -11,3 +11,12 @@ test-secrets: install-collection tools
 	$(ROOT)/tests/secrets/run.sh --venv $(VENV) --collections $(COLLECTIONS_DIR) --pvesim $(ROOT)/bin/pvesim
 
 TEST_TARGETS += test-secrets
+
+# make test-contract   tests/contract/playbook.yml: each rejection rule of the tenant contract
+#                      (roles/tenant argument_specs + tasks/validate.yml) refuses a declaration that
+#                      breaks it, naming the field; valid declarations pass
+.PHONY: test-contract
+test-contract: install-collection
+	$(ROOT)/tests/contract/run.sh --venv $(VENV) --collections $(COLLECTIONS_DIR)
+
+TEST_TARGETS += test-contract
