@@ -5,6 +5,7 @@
 # output and the log for every secret the lab knows: pvesim's root token secret, each tenant's API
 # token secret and TSIG key (read back from the attachment files), every TSIG key of the DNS lab.
 # Any hit fails (the offending lines are shown with the secret masked).
+# It also checks that destroying tdemo leaves tother exactly as it was (tests/isolation/snapshot.py).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -103,7 +104,25 @@ run fail "tenant tother on tdemo's index"    -e tenant_file="$WORK/clash.yml" -e
 run fail "onboard tclash on tdemo's index"   -e tenant_name=tclash -e tenant_index=1 deevnet.tenant.onboard
 run fail "verify tother against a tenant never onboarded" -e tenant_file="$O" -e tenant_other=tnone deevnet.tenant.verify
 remember
+# Destroy removes nothing else: a full snapshot of tother (every object by its id, the fabric,
+# DNS, files) before and after tdemo's destroy must be equal.
+snap() { "$VENV/bin/python" "$ROOT/tests/isolation/snapshot.py" "$LAB" "$1"; }
+snap tother >"$WORK/tother-before.json" 2>"$WORK/snap.err" || { cat "$WORK/snap.err"; fails=$((fails + 1)); }
 run ok   "destroy tdemo"            -e tenant_file="$T" deevnet.tenant.destroy
+snap tother >"$WORK/tother-after.json" 2>"$WORK/snap.err" || { cat "$WORK/snap.err"; fails=$((fails + 1)); }
+if ! "$VENV/bin/python" - "$WORK/tother-before.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+empty = [k for k, v in {"zone": s["sdn"]["zone"] != "absent", "vnets": s["sdn"]["vnets"], "fabric": s["sdn"]["fabrics"] not in ("absent", [], {}),
+         "pool": s["pool"] != "absent", "user": s["user"] != "absent", "tokens": s["tokens"], "acl": s["acl"], "guests": s["guests"],
+         "dns zones": all(v != "absent" and v["rrsets"] for k, v in s["dns"].items() if k != "tsigkey"), "tsigkey": s["dns"]["tsigkey"] != "absent",
+         "attachment": s["attachment"] != "absent", "registry": s["registry"]}.items() if not v]
+sys.exit("tother's snapshot lacks: " + ", ".join(empty) if empty else 0)
+PY
+then echo "test-secrets: the snapshot of tother is missing parts, the isolation check would prove nothing"; fails=$((fails + 1))
+elif ! diff -u "$WORK/tother-before.json" "$WORK/tother-after.json" >"$WORK/snap.diff"; then
+  echo "test-secrets: destroying tdemo changed tother's objects:"; head -60 "$WORK/snap.diff"; fails=$((fails + 1))
+else echo "test-secrets: tother's $(wc -l <"$WORK/tother-before.json")-line snapshot (SDN, fabric, pool, user, token, ACLs, VMs, DNS, attachment, registry) is unchanged by tdemo's destroy"; fi
 run ok   "destroy tother"           -e tenant_file="$O" deevnet.tenant.destroy
 
 secrets >"$WORK/secrets"
