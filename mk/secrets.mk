@@ -3,7 +3,9 @@
 #   make test-secrets   tests/secrets/run.sh: onboard, fabric, tenant, verify and destroy against pvesim
 #                       and the DNS lab at -vvv --diff with ANSIBLE_LOG_PATH set, on success and on
 #                       failure paths; fails when the output or the log holds any secret the lab
-#                       knows (root token, each tenant token and TSIG key, the lab's TSIG keys)
+#                       knows (root token, each tenant token and TSIG key, the lab's TSIG keys);
+#                       and destroying tdemo must leave tother's full snapshot (tests/isolation/snapshot.py:
+#                       SDN, fabric, access objects, VMs, DNS, attachment, registry; by id) unchanged
 
 .PHONY: test-secrets
 
