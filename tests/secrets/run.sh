@@ -32,6 +32,7 @@ export ANSIBLE_COLLECTIONS_PATH=$COLLECTIONS ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=f
 export ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_INVENTORY_UNPARSED_WARNING=false ANSIBLE_NOCOLOR=1
 export ANSIBLE_LOG_PATH=$WORK/ansible.log ANSIBLE_DISPLAY_SKIPPED_HOSTS=true
 OUT=$WORK/output
+start=$(date +%s)
 
 PVESIM=$PVESIM LAB_DNS_TENANTS= "$SHARED/lab.sh" up "$LAB" >"$WORK/lab.out" 2>&1 || { cat "$WORK/lab.out"; exit 1; }
 
@@ -146,4 +147,4 @@ PY
   fi
 done
 [ "$hits" -eq 0 ] && [ "$fails" -eq 0 ] || { echo "test-secrets: FAILED ($hits lines with a secret, $fails runs with the wrong outcome)"; exit 1; }
-echo "test-secrets: $n secrets, none in $lines lines of -vvv --diff output and log (success and failure paths)"
+echo "test-secrets: $n secrets, none in $lines lines of -vvv --diff output and log (success and failure paths), $(( $(date +%s) - start )) s"
