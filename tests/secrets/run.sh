@@ -146,5 +146,5 @@ for line in list(open(sys.argv[2]))[:40]:
 PY
   fi
 done
-[ "$hits" -eq 0 ] && [ "$fails" -eq 0 ] || { echo "test-secrets: FAILED ($hits lines with a secret, $fails runs with the wrong outcome)"; exit 1; }
+[ "$hits" -eq 0 ] && [ "$fails" -eq 0 ] || { echo "test-secrets: FAILED ($hits lines with a secret, $fails failed checks: runs with the wrong outcome, tother changed by the destroy)"; exit 1; }
 echo "test-secrets: $n secrets, none in $lines lines of -vvv --diff output and log (success and failure paths), $(( $(date +%s) - start )) s"
