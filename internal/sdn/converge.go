@@ -60,6 +60,7 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 		out.Reapply, needApply = bad, len(bad) > 0
 	}
 	if apply && len(foreign) > 0 && (needApply || len(ops) > 0) {
+		out.Objects, out.PendingObjects = results(desired, remove, ix, nil) // nothing staged
 		return out, fmt.Errorf("refusing to apply: SDN has pending changes this module did not make: %s; apply or roll them back first (deevnet.tenant.pve_sdn_apply shows them)", describe(foreign))
 	}
 	if check {
@@ -86,6 +87,8 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 	}
 	token, err := api.Lock(ctx, ownPendingBefore)
 	if err != nil {
+		// Refused before staging: report only what was pending already.
+		out.Objects, out.PendingObjects = results(desired, remove, ix, nil)
 		return out, err
 	}
 	n, err := api.Stage(ctx, ops, token)
