@@ -171,6 +171,10 @@ report:
   description: The report, Markdown with one C(mermaid) code block (the topology) and the checks table.
   returned: always
   type: str
+site:
+  description: The site plan the tenants were planned on, as M(deevnet.tenant.tenant_plan) returns it; C(zone) names the site.
+  returned: always
+  type: dict
 substrate:
   description: What was read back - C(nodes), C(fabrics), C(fabric_nodes), C(controllers), C(zones), C(vnets) (with C(subnets)), C(vms).
   returned: always

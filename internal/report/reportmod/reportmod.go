@@ -122,6 +122,7 @@ func Handle(m *module.Module) (module.Result, error) {
 		Msg: fmt.Sprintf("%d tenants, %d checks, %d failed", len(view.Tenants), total, failed),
 		Values: map[string]any{
 			"report":    report.Markdown(view),
+			"site":      site.Map(),
 			"substrate": facts,
 			"summary":   map[string]any{"tenants": len(view.Tenants), "checks": total, "failed": failed},
 		},
