@@ -11,6 +11,8 @@ import (
 // in its label, so the picture alone tells the operator.
 func Mermaid(v View) string {
 	var b strings.Builder
+	// Labels wrap at 200 px by default, which breaks addresses and names mid-word.
+	b.WriteString(`%%{init: {"flowchart": {"wrappingWidth": 400, "nodeSpacing": 30, "rankSpacing": 60}}}%%` + "\n")
 	b.WriteString("flowchart LR\n")
 	b.WriteString("  classDef infra fill:#eef3fb,stroke:#3b5b92,color:#111\n")
 	b.WriteString("  classDef ok fill:#e7f5ea,stroke:#2e7d32,color:#111\n")
@@ -102,7 +104,7 @@ func Mermaid(v View) string {
 		if failed := t.Failed(); len(failed) > 0 {
 			lines := []string{"FAILED checks"}
 			for _, c := range failed {
-				lines = append(lines, c.Name+" "+c.Target)
+				lines = append(lines, c.Name+": "+c.Target)
 			}
 			fmt.Fprintf(&b, "    %s_fail[%s]:::bad\n", id, label(lines...))
 		}

@@ -202,7 +202,7 @@ func TestStoppedVMAndFailedCheckShowInTableAndPicture(t *testing.T) {
 	mm := mermaidOf(t, md)
 	wantIn(t, "mermaid", mm,
 		`VM tdemo-1 · 10101<br/>10.20.129.10<br/>on dv02hyp002p02 · STOPPED"]:::bad`,
-		`1 of 3 checks FAILED`, `FAILED checks<br/>record via resolver www.tdemo.mobile.deevnet.net CNAME"]:::bad`,
+		`1 of 3 checks FAILED`, `FAILED checks<br/>record via resolver: www.tdemo.mobile.deevnet.net CNAME"]:::bad`,
 		"style t0 fill:#fff6f5,stroke:#c62828")
 	wantIn(t, "report", md, "**1 of 3 checks FAILED.**",
 		"| tdemo | record via resolver | www.tdemo.mobile.deevnet.net CNAME | ❌ **FAIL** | no answer |",
