@@ -3,7 +3,7 @@
 #
 #   make venv               .venv: newest ansible-core (requirements.txt) on the newest Python >= 3.12
 #   make venv-oldest        .venv-oldest: the oldest ansible-core meta/runtime.yml admits (requirements-oldest.txt)
-#   make build-all          plugins/modules/__bin/<module>_<os>_<arch> for $(MODULE_PLATFORMS)
+#   make build-all          plugins/modules/__bin/<binary>_<os>_<arch> for $(MODULE_PLATFORMS)
 #   make collection / dist  dist/deevnet-tenant-<version>.tar.gz
 #   make install-collection the tarball installed into $(ROOT)/.ansible/collections (an empty path)
 #   make test-ansible       lint, docs, unit tests, playbooks; newest and oldest ansible-core
@@ -22,11 +22,13 @@ PYTHON_OLDEST ?= $(shell $(ROOT)/tests/ansible/python.sh 3.11 3.13)
 
 # Where the go_module action plugin looks (docs/adr/0011-binary-selection.md).
 MODULE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
-# Modules that only ever run on a Linux hypervisor (netlink) are built for Linux only.
+# Binaries that only ever run on a Linux hypervisor (netlink) are built for Linux only.
 LINUX_ONLY_MODULES ?= transit_route
 platforms_of = $(if $(filter $(1),$(LINUX_ONLY_MODULES)),$(filter linux/%,$(MODULE_PLATFORMS)),$(MODULE_PLATFORMS))
 PLATFORM_BIN_DIR := $(BIN_DIR)/__bin
-# A module ships when it has a doc stub plugins/modules/<m>.py; a cmd/<m> without one is not packaged.
+# A module ships when it has a doc stub plugins/modules/<m>.py; its code is in the multi-call
+# binary (internal/module/registry, whose test checks it against the stubs) or, for
+# $(STANDALONE_MODULES), in a binary of its own.
 ANSIBLE_MODULES ?= $(sort $(basename $(notdir $(wildcard $(BIN_DIR)/*.py))))
 
 COLLECTION_VERSION := $(shell sed -n 's/^version: *//p' $(ROOT)/galaxy.yml)
@@ -55,24 +57,23 @@ $(VENV_OLDEST)/.stamp: $(ROOT)/requirements-oldest.txt
 	$(VENV_OLDEST)/bin/python -m pip install -q --disable-pip-version-check -r $<
 	touch $@
 
-# One static binary per module and platform, under __bin: beside its .py doc stub a binary named
-# as the module would hide the module from ansible-doc --list (ADR-0011).
-PLATFORM_BINARIES := $(foreach m,$(ANSIBLE_MODULES),$(foreach p,$(call platforms_of,$(m)),$(PLATFORM_BIN_DIR)/$(m)_$(subst /,_,$(p))))
+# One static binary per shipped binary and platform, under __bin: beside a .py doc stub a binary
+# named as the module would hide the module from ansible-doc --list (ADR-0011).
+PLATFORM_BINARIES := $(foreach b,$(SHIPPED_BINARIES),$(foreach p,$(call platforms_of,$(b)),$(PLATFORM_BIN_DIR)/$(b)_$(subst /,_,$(p))))
 
 build-all: $(PLATFORM_BINARIES)
 	@test -n "$(ANSIBLE_MODULES)" || { echo 'no plugins/modules/*.py doc stubs: nothing to build'; exit 1; }
 	@rm -f $(filter-out $(PLATFORM_BINARIES),$(wildcard $(PLATFORM_BIN_DIR)/*))
 
-# One rule per module and platform, so that `make -j` builds them in parallel; always rebuilt (the
+# One rule per binary and platform, so that `make -j` builds them in parallel; always rebuilt (the
 # Go build cache makes an unchanged one cheap).
 define platform_binary_rule
 $(PLATFORM_BIN_DIR)/$(1)_$(2)_$(3):
-	@test -f $(ROOT)/cmd/$(1)/main.go || { echo "plugins/modules/$(1).py has no cmd/$(1)/main.go"; exit 1; }
 	@mkdir -p $(PLATFORM_BIN_DIR)
-	cd $(ROOT) && CGO_ENABLED=0 GOOS=$(2) GOARCH=$(3) $(GO) build -trimpath -buildvcs=false -ldflags='-s -w -buildid=' -o $$@ ./cmd/$(1)
+	cd $(ROOT) && CGO_ENABLED=0 GOOS=$(2) GOARCH=$(3) $(GO) build $(GOFLAGS_BUILD) -o $$@ ./cmd/$(1)
 endef
-$(foreach m,$(ANSIBLE_MODULES),$(foreach p,$(call platforms_of,$(m)),\
-  $(eval $(call platform_binary_rule,$(m),$(word 1,$(subst /, ,$(p))),$(word 2,$(subst /, ,$(p)))))))
+$(foreach b,$(SHIPPED_BINARIES),$(foreach p,$(call platforms_of,$(b)),\
+  $(eval $(call platform_binary_rule,$(b),$(word 1,$(subst /, ,$(p))),$(word 2,$(subst /, ,$(p)))))))
 .PHONY: $(PLATFORM_BINARIES)
 
 # `build` is the lead's target (root Makefile): it checks every module compiles for linux/amd64.
