@@ -5,6 +5,7 @@
 #   make venv-oldest        .venv-oldest: the oldest ansible-core meta/runtime.yml admits (requirements-oldest.txt)
 #   make build-all          plugins/modules/__bin/<binary>_<os>_<arch> for $(MODULE_PLATFORMS)
 #   make collection / dist  dist/deevnet-tenant-<version>.tar.gz
+#   make test-manifest      the tarball holds exactly tests/manifest/expected.txt, also with strays in the tree
 #   make install-collection the tarball installed into $(ROOT)/.ansible/collections (an empty path)
 #   make test-ansible       lint, docs, unit tests, playbooks; newest and oldest ansible-core
 #   make bench-ansible      100 tenant_plan tasks against 100 ping tasks, platform detection cost
@@ -37,7 +38,7 @@ COLLECTION_TARBALL := $(DIST_DIR)/deevnet-tenant-$(COLLECTION_VERSION).tar.gz
 # Override both to keep a private copy when several people build in one tree.
 COLLECTIONS_DIR    ?= $(ROOT)/.ansible/collections
 
-.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible bench-ansible clean-ansible
+.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible test-manifest manifest-update bench-ansible clean-ansible
 
 venv: $(VENV)/.stamp
 venv-oldest: $(VENV_OLDEST)/.stamp
@@ -89,6 +90,13 @@ install-collection: collection
 	rm -rf $(COLLECTIONS_DIR)
 	$(VENV)/bin/ansible-galaxy collection install --force -p $(COLLECTIONS_DIR) $(COLLECTION_TARBALL)
 
+# The tarball holds exactly tests/manifest/expected.txt; `make manifest-update` rewrites it after
+# a file is deliberately added to or removed from what ships.
+test-manifest: collection
+	$(ROOT)/tests/manifest/check.sh --venv $(VENV) --tarball $(COLLECTION_TARBALL)
+manifest-update: collection
+	$(ROOT)/tests/manifest/check.sh --venv $(VENV) --tarball $(COLLECTION_TARBALL) --update
+
 # Both ansible-core versions run even when the first fails, so one run shows every failure.
 test-ansible: install-collection venv venv-oldest
 	@rc=0; \
@@ -103,5 +111,5 @@ bench-ansible: install-collection venv
 clean-ansible:
 	rm -rf $(PLATFORM_BIN_DIR) $(COLLECTIONS_DIR) $(COLLECTION_TARBALL)
 
-TEST_TARGETS  += test-ansible
+TEST_TARGETS  += test-ansible test-manifest
 BENCH_TARGETS += bench-ansible
