@@ -6,6 +6,7 @@
 #   make build-all          plugins/modules/__bin/<binary>_<os>_<arch> for $(MODULE_PLATFORMS)
 #   make collection / dist  dist/deevnet-tenant-<version>.tar.gz
 #   make test-manifest      the tarball holds exactly tests/manifest/expected.txt, also with strays in the tree
+#   make test-sanity        ansible-test sanity (validate-modules, pep8, pylint, ansible-doc, import, ...) on both
 #   make install-collection the tarball installed into $(ROOT)/.ansible/collections (an empty path)
 #   make test-ansible       lint, docs, unit tests, playbooks; newest and oldest ansible-core
 #   make bench-ansible      100 tenant_plan tasks against 100 ping tasks, platform detection cost
@@ -38,7 +39,7 @@ COLLECTION_TARBALL := $(DIST_DIR)/deevnet-tenant-$(COLLECTION_VERSION).tar.gz
 # Override both to keep a private copy when several people build in one tree.
 COLLECTIONS_DIR    ?= $(ROOT)/.ansible/collections
 
-.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible test-manifest manifest-update bench-ansible clean-ansible
+.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible test-manifest manifest-update test-sanity bench-ansible clean-ansible
 
 venv: $(VENV)/.stamp
 venv-oldest: $(VENV_OLDEST)/.stamp
@@ -97,6 +98,13 @@ test-manifest: collection
 manifest-update: collection
 	$(ROOT)/tests/manifest/check.sh --venv $(VENV) --tarball $(COLLECTION_TARBALL) --update
 
+# ansible-test sanity on newest and oldest ansible-core (tests/sanity/run.sh: offline but for PyPI).
+test-sanity: venv venv-oldest
+	@rc=0; \
+	$(ROOT)/tests/sanity/run.sh --venv $(VENV) || rc=1; \
+	$(ROOT)/tests/sanity/run.sh --venv $(VENV_OLDEST) || rc=1; \
+	exit $$rc
+
 # Both ansible-core versions run even when the first fails, so one run shows every failure.
 test-ansible: install-collection venv venv-oldest
 	@rc=0; \
@@ -111,5 +119,5 @@ bench-ansible: install-collection venv
 clean-ansible:
 	rm -rf $(PLATFORM_BIN_DIR) $(COLLECTIONS_DIR) $(COLLECTION_TARBALL)
 
-TEST_TARGETS  += test-ansible test-manifest
+TEST_TARGETS  += test-ansible test-manifest test-sanity
 BENCH_TARGETS += bench-ansible

@@ -51,7 +51,7 @@ compare "$(basename "$tarball")" "$work/tree.txt"
 # (2) A clean copy: tracked files and the built binaries, then one stray per .gitignore entry.
 copy=$work/tree
 mkdir -p "$copy"
-(cd "$root" && git ls-files -z --cached --exclude-standard | xargs -0 -I{} sh -c 'test -e "{}" && printf "%s\0" "{}"' \
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} sh -c 'test -e "{}" && printf "%s\0" "{}"' \
   | tar --null -T - -cf -) | tar -xf - -C "$copy"
 (cd "$root" && tar -cf - plugins/modules/__bin) | tar -xf - -C "$copy"
 strays=

@@ -1,4 +1,4 @@
-"""Unit tests of the go_module action plugin (plugins/action/go_module.py).
+"""Unit tests of the go_module action plugin (plugins/plugin_utils/go_module.py).
 
 They run against whichever ansible-core the venv holds (make test-ansible runs them with the newest
 and the oldest admitted). The end-to-end behaviour through ansible-playbook is in
@@ -15,7 +15,7 @@ import pytest
 from ansible.errors import AnsibleActionFail
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
-_spec = importlib.util.spec_from_file_location('go_module', os.path.join(ROOT, 'plugins', 'action', 'go_module.py'))
+_spec = importlib.util.spec_from_file_location('go_module', os.path.join(ROOT, 'plugins', 'plugin_utils', 'go_module.py'))
 go_module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(go_module)
 
@@ -89,7 +89,7 @@ def _action(tmp_path, transport='ssh', delegate_to=None, delegate_facts=None, bu
     connection.has_native_async = False
     shared = mock.MagicMock()
     shared.module_loader.find_plugin_with_context.side_effect = find
-    action = go_module.ActionModule(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), shared)
+    action = go_module.GoModuleAction(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), shared)
     action._shared_loader_obj = shared  # ansible-core >= 2.19 ignores the argument and uses the global loaders
     action._execute_module = mock.MagicMock(return_value={'changed': False, 'tenant': {'name': 'tdemo'}})
     action._low_level_execute_command = mock.MagicMock(return_value={'rc': 0, 'stdout': uname, 'stderr': ''})
@@ -174,7 +174,6 @@ def test_failed_uname_is_reported(tmp_path):
     action._low_level_execute_command.return_value = {'rc': 127, 'stdout': '', 'stderr': 'uname: not found'}
     with pytest.raises(AnsibleActionFail, match=r'"uname -sm" failed \(rc=127\): uname: not found'):
         action.run(task_vars={})
-
 
 
 @pytest.mark.parametrize('uname,plat', [('Darwin arm64', 'darwin_arm64'), ('Darwin x86_64', 'darwin_amd64'),

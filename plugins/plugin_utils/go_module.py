@@ -1,10 +1,10 @@
 # Copyright: deevnet.tenant developers
 # Apache License 2.0 (see LICENSE)
-"""Action plugin that runs the Go binary of a deevnet.tenant module built for the target's platform.
+"""The action that runs the Go binary of a deevnet.tenant module built for the target's platform.
 
 Ansible picks a module file by name only, never by OS or architecture, but the collection's
-modules are compiled Go programs. meta/runtime.yml routes every module to this plugin
-(``plugin_routing.modules.<m>.action_plugin``). It finds the target's platform, then executes
+modules are compiled Go programs. Every module has an action plugin of its own name
+(plugins/action/<module>.py) that is this class. It finds the target's platform, then executes
 ``plugins/modules/__bin/<module>_<os>_<arch>`` when the module has a binary of its own, else the
 multi-call binary ``plugins/modules/__bin/tenant_modules_<os>_<arch>``, through the ordinary
 module machinery (``_execute_module``), so check mode, diff mode, no_log, async, become and
@@ -70,13 +70,14 @@ def parse_uname(output):
     return go_platform(fields[0], fields[1])
 
 
-class ActionModule(ActionBase):
+class GoModuleAction(ActionBase):
+    """Runs the module's Go binary for the target's platform; plugins/action/<module>.py subclass it."""
 
     _supports_check_mode = True
     _supports_async = True
 
     def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
+        result = super(GoModuleAction, self).run(tmp, task_vars)
         del tmp  # deprecated by ansible-core and unused
         task_vars = task_vars or {}
 
@@ -87,7 +88,7 @@ class ActionModule(ActionBase):
         fqcn = stub.resolved_fqcn if stub.resolved else self._task.action
         parts = fqcn.split('.')
         if len(parts) < 3:
-            raise AnsibleActionFail('deevnet.tenant.go_module: cannot tell the collection of module %r' % fqcn)
+            raise AnsibleActionFail('deevnet.tenant: cannot tell the collection of module %r' % fqcn)
         collection, leaf = '.'.join(parts[:2]), parts[-1]
 
         plat, detected = self._platform(task_vars)
@@ -162,7 +163,7 @@ class ActionModule(ActionBase):
                 files = []
             for prefix in (leaf + '_', MULTICALL + '_'):
                 built.update(f[len(prefix):] for f in files if f.startswith(prefix) and _PLATFORM_RE.match(f[len(prefix):]))
-        goos, _, goarch = plat.partition('_')
+        goos, dummy, goarch = plat.partition('_')
         return ('%s has no binary for the target platform %s/%s (neither plugins/modules/%s/%s_%s nor %s_%s exists); '
                 'built for: %s. Build it with GOOS=%s GOARCH=%s (make build-all), or set %s if the '
                 'detected platform is wrong.'
