@@ -7,6 +7,7 @@
 #   make collection / dist  dist/deevnet-tenant-<version>.tar.gz
 #   make test-manifest      the tarball holds exactly tests/manifest/expected.txt, also with strays in the tree
 #   make test-sanity        ansible-test sanity (validate-modules, pep8, pylint, ansible-doc, import, ...) on both
+#   make test-release       pending changelog fragments come with a version bump in galaxy.yml
 #   make install-collection the tarball installed into $(ROOT)/.ansible/collections (an empty path)
 #   make test-ansible       lint, docs, unit tests, playbooks; newest and oldest ansible-core
 #   make bench-ansible      100 tenant_plan tasks against 100 ping tasks, platform detection cost
@@ -39,7 +40,7 @@ COLLECTION_TARBALL := $(DIST_DIR)/deevnet-tenant-$(COLLECTION_VERSION).tar.gz
 # Override both to keep a private copy when several people build in one tree.
 COLLECTIONS_DIR    ?= $(ROOT)/.ansible/collections
 
-.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible test-manifest manifest-update test-sanity bench-ansible clean-ansible
+.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible test-manifest manifest-update test-sanity test-release bench-ansible clean-ansible
 
 venv: $(VENV)/.stamp
 venv-oldest: $(VENV_OLDEST)/.stamp
@@ -98,6 +99,10 @@ test-manifest: collection
 manifest-update: collection
 	$(ROOT)/tests/manifest/check.sh --venv $(VENV) --tarball $(COLLECTION_TARBALL) --update
 
+# The version bump rule (README.md, Releasing): pending changelog fragments need a version above the last release.
+test-release: venv
+	$(ROOT)/tests/release/check-version.sh --venv $(VENV)
+
 # ansible-test sanity on newest and oldest ansible-core (tests/sanity/run.sh: offline but for PyPI).
 test-sanity: venv venv-oldest
 	@rc=0; \
@@ -119,5 +124,5 @@ bench-ansible: install-collection venv
 clean-ansible:
 	rm -rf $(PLATFORM_BIN_DIR) $(COLLECTIONS_DIR) $(COLLECTION_TARBALL)
 
-TEST_TARGETS  += test-ansible test-manifest test-sanity
+TEST_TARGETS  += test-ansible test-manifest test-sanity test-release
 BENCH_TARGETS += bench-ansible
