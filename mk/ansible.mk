@@ -8,6 +8,7 @@
 #   make test-manifest      the tarball holds exactly tests/manifest/expected.txt, also with strays in the tree
 #   make test-sanity        ansible-test sanity (validate-modules, pep8, pylint, ansible-doc, import, ...) on both
 #   make test-release       pending changelog fragments come with a version bump in galaxy.yml
+#   make test-platforms     linux/arm64 binaries run under qemu-user; darwin binaries are Mach-O for their CPU
 #   make install-collection the tarball installed into $(ROOT)/.ansible/collections (an empty path)
 #   make test-ansible       lint, docs, unit tests, playbooks; newest and oldest ansible-core
 #   make bench-ansible      100 tenant_plan tasks against 100 ping tasks, platform detection cost
@@ -40,7 +41,7 @@ COLLECTION_TARBALL := $(DIST_DIR)/deevnet-tenant-$(COLLECTION_VERSION).tar.gz
 # Override both to keep a private copy when several people build in one tree.
 COLLECTIONS_DIR    ?= $(ROOT)/.ansible/collections
 
-.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible test-manifest manifest-update test-sanity test-release bench-ansible clean-ansible
+.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible test-manifest manifest-update test-sanity test-release test-platforms bench-ansible clean-ansible
 
 venv: $(VENV)/.stamp
 venv-oldest: $(VENV_OLDEST)/.stamp
@@ -99,6 +100,11 @@ test-manifest: collection
 manifest-update: collection
 	$(ROOT)/tests/manifest/check.sh --venv $(VENV) --tarball $(COLLECTION_TARBALL) --update
 
+# linux/arm64 binaries under qemu-user (tenant_plan, pve_tenant_access on pvesim, nsupdate_tsig on
+# the DNS lab's PowerDNS, transit_route's argument check); darwin binaries' Mach-O headers.
+test-platforms: build-all tools venv
+	$(ROOT)/tests/platforms/run.sh --bin-dir $(PLATFORM_BIN_DIR) --pvesim $(ROOT)/bin/pvesim --venv $(VENV)
+
 # The version bump rule (README.md, Releasing): pending changelog fragments need a version above the last release.
 test-release: venv
 	$(ROOT)/tests/release/check-version.sh --venv $(VENV)
@@ -124,5 +130,5 @@ bench-ansible: install-collection venv
 clean-ansible:
 	rm -rf $(PLATFORM_BIN_DIR) $(COLLECTIONS_DIR) $(COLLECTION_TARBALL)
 
-TEST_TARGETS  += test-ansible test-manifest test-sanity test-release
+TEST_TARGETS  += test-ansible test-manifest test-sanity test-release test-platforms
 BENCH_TARGETS += bench-ansible

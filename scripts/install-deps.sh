@@ -16,6 +16,8 @@ PACKAGES=(
   frr curl ca-certificates make git
   # a Debian tree with ifupdown2, FRR and friends for checks and the substrate lab (scripts/debian-tree.sh)
   mmdebstrap
+  # the linux/arm64 module binaries run under qemu-user (make test-platforms); `file` names binaries
+  qemu-user-static file
 )
 
 # A package's postinst must never start its daemon here: an unbound started as a service would
