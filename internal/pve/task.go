@@ -26,6 +26,10 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 	if _, _, err := ParseUPID(upid); err != nil {
 		return err
 	}
+	if c.cache != nil {
+		// A task changes state while it runs: reads from before its end are not trusted after.
+		defer c.cache.invalidate()
+	}
 	interval := c.cfg.PollInterval
 	for attempt := 1; ; {
 		// A fresh Task per poll: go-proxmox's Ping copies the answer over the Task, so an

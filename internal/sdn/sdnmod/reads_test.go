@@ -1,0 +1,59 @@
+package sdnmod
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/deevnet/tenant/internal/pvesim"
+)
+
+// checkReads fails when one module run read a PVE list more often than once per state it could
+// have changed in: once, plus once after each lock taken (the pending set is read again under
+// the lock) and each apply. Per-vnet subnet lists count once per live vnet. stats is one run's.
+func checkReads(t *testing.T, what string, s pvesim.Stats, vnets int) {
+	t.Helper()
+	epochs := 1 + s.Requests["POST /cluster/sdn/lock"] + s.Requests["PUT /cluster/sdn"]
+	for key, n := range s.Requests {
+		if !strings.HasPrefix(key, "GET /cluster/sdn/") {
+			continue
+		}
+		limit := epochs
+		if strings.Contains(key, "{vnet}/subnets") {
+			limit = epochs * vnets
+		} else if strings.Contains(key, "{") {
+			continue // one object's read, not a list
+		}
+		if n > limit {
+			t.Errorf("%s: %s read %d times in one run, want at most %d", what, key, n, limit)
+		}
+	}
+}
+
+// Each module run reads each SDN list at most once per state (see checkReads), on a first
+// converge, a no-op, an apply, and a removal.
+func TestEachListReadOncePerRun(t *testing.T) {
+	e := newEnv(t)
+	e.srv.ResetStats()
+	step := func(what string, vnets int, r run, changed bool) {
+		t.Helper()
+		s := e.srv.Stats()
+		e.srv.ResetStats()
+		must(t, r, changed)
+		checkReads(t, what, s, vnets)
+	}
+	fab := map[string]any{"nodes": []any{member1}}
+	step("fabric, staged", 0, e.fabric(fab, false), true)
+	step("fabric, no-op", 0, e.fabric(fab, false), false)
+	vrf := map[string]any{"name": "tdemo", "index": 1}
+	step("vrf, staged", 0, e.vrf(vrf, false), true)
+	step("vrf, no-op", 1, e.vrf(vrf, false), false)
+	step("apply", 1, e.apply(map[string]any{"allow_foreign_pending": true}, false), true)
+	step("apply, no-op", 1, e.apply(map[string]any{}, false), false)
+	two := map[string]any{"name": "tdemo", "index": 2, "apply": true}
+	step("vrf with apply", 2, e.vrf(two, false), true)
+	step("vrf with apply, no-op", 2, e.vrf(two, false), false)
+	step("vrf with apply, check mode", 2, e.vrf(map[string]any{"name": "tdemo", "index": 3, "apply": true}, true), true)
+	two["state"] = "absent"
+	step("vrf removal with apply", 2, e.vrf(two, false), true)
+	step("fabric with apply", 1, e.fabric(map[string]any{"nodes": []any{member1}, "apply": true}, false), false)
+}
