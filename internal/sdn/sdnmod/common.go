@@ -122,7 +122,7 @@ func summary(out sdn.Outcome, check, apply bool) string {
 func converge(ctx context.Context, m *module.Module, api sdn.API, w sdn.Work) (module.Result, error) {
 	apply := m.Bool("apply")
 	var foreign []sdn.Observed
-	if apply {
+	if apply && w.NeedsPendingCheck() {
 		pending, err := sdn.PendingSet(ctx, api, w.Views)
 		if err != nil {
 			// Values is never nil: the handlers add the object's id to it on every path.

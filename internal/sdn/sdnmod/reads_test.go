@@ -52,8 +52,27 @@ func TestEachListReadOncePerRun(t *testing.T) {
 	two := map[string]any{"name": "tdemo", "index": 2, "apply": true}
 	step("vrf with apply", 2, e.vrf(two, false), true)
 	step("vrf with apply, no-op", 2, e.vrf(two, false), false)
+	// A converged tenant with apply=true proves it from its own objects: the other kinds'
+	// pending views matter only before an apply, and none is due.
+	must(t, e.vrf(two, false), false)
+	if s := e.srv.Stats(); s.Requests["GET /cluster/sdn/fabrics/all"]+s.Requests["GET /cluster/sdn/controllers"] != 0 {
+		t.Errorf("no-op with apply read the fabrics (%d) and controllers (%d)", s.Requests["GET /cluster/sdn/fabrics/all"], s.Requests["GET /cluster/sdn/controllers"])
+	}
+	e.srv.ResetStats()
 	step("vrf with apply, check mode", 2, e.vrf(map[string]any{"name": "tdemo", "index": 3, "apply": true}, true), true)
 	two["state"] = "absent"
 	step("vrf removal with apply", 2, e.vrf(two, false), true)
 	step("fabric with apply", 1, e.fabric(map[string]any{"nodes": []any{member1}, "apply": true}, false), false)
+}
+
+// Skipping the pending-set read is only for runs with no apply due: a run that only applies its
+// own objects staged earlier still reads it, and refuses another tenant's pending change.
+func TestApplyOfEarlierStagingStillChecksForeignPending(t *testing.T) {
+	e := newEnv(t)
+	setup(t, e)
+	must(t, e.vrf(tdemo, false), true)
+	must(t, e.vrf(map[string]any{"name": "tother", "index": 2}, false), true)
+	e.writes()
+	r := e.vrf(map[string]any{"name": "tdemo", "index": 1, "apply": true}, false)
+	wantErr(t, e, r, "pending changes this module did not make: subnet/tn02-10.20.130.0-24 (new), vnet/tn02v0 (new), zone/tn02 (new)")
 }
