@@ -27,22 +27,6 @@ func (w Work) Managed() map[string]bool {
 	return m
 }
 
-// NeedsPendingCheck reports whether an apply of this work could happen: something to stage,
-// or a managed object already pending. Only then do the other kinds' pending views matter
-// (Converge refuses foreign pending changes only before an apply), so a converged run with
-// apply=true reads nothing beyond its own objects.
-func (w Work) NeedsPendingCheck() bool {
-	if len(Plan(w.Desired, w.Remove, w.Index)) > 0 {
-		return true
-	}
-	for k := range w.Managed() {
-		if o, ok := w.Index[k]; ok && o.State != StateNone {
-			return true
-		}
-	}
-	return false
-}
-
 // OwnershipError says an object belongs to someone else.
 type OwnershipError struct{ Msg string }
 

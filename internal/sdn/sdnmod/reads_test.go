@@ -76,3 +76,19 @@ func TestApplyOfEarlierStagingStillChecksForeignPending(t *testing.T) {
 	r := e.vrf(map[string]any{"name": "tdemo", "index": 1, "apply": true}, false)
 	wantErr(t, e, r, "pending changes this module did not make: subnet/tn02-10.20.130.0-24 (new), vnet/tn02v0 (new), zone/tn02 (new)")
 }
+
+// The reapply of a node whose reload failed is an apply too: with another tenant's change
+// pending it is refused, although nothing of this run's is pending.
+func TestReapplyStillChecksForeignPending(t *testing.T) {
+	e := newEnv(t)
+	setup(t, e)
+	e.srv.FailReload(pvesim.ReloadFault{Node: node1, Nth: 1, Message: "ifreload -a: error: injected"})
+	r := e.vrf(map[string]any{"name": "tdemo", "index": 1, "apply": true}, false)
+	if !r.failed() {
+		t.Fatalf("a failed reload must fail the run: %v", r.res)
+	}
+	must(t, e.vrf(map[string]any{"name": "tother", "index": 2}, false), true)
+	e.writes()
+	r = e.vrf(map[string]any{"name": "tdemo", "index": 1, "apply": true}, false)
+	wantErr(t, e, r, "pending changes this module did not make: subnet/tn02-10.20.130.0-24 (new), vnet/tn02v0 (new), zone/tn02 (new)")
+}
