@@ -47,6 +47,9 @@ type NodeConfig struct {
 	Name   string `yaml:"name"`
 	MaxCPU int    `yaml:"maxcpu"`
 	MaxMem int64  `yaml:"maxmem"`
+	// Bridges are the node's own Linux bridges a VM NIC may use besides running VNets;
+	// empty means [vmbr0], what the PVE installer creates.
+	Bridges []string `yaml:"bridges"`
 }
 
 // StorageConfig is one storage; Content lists e.g. images, rootdir, iso.

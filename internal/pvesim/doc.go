@@ -28,7 +28,7 @@
 // lists are replaced whole; a template on an unknown node lands on the first):
 //
 //	nodes:
-//	  - {name: dv02hyp002p02, maxcpu: 16, maxmem: 68719476736}
+//	  - {name: dv02hyp002p02, maxcpu: 16, maxmem: 68719476736, bridges: [vmbr0]}  # bridges: default [vmbr0]; a VM starts only on these or a running VNet
 //	  - {name: dv02hyp003p02, maxcpu: 16, maxmem: 68719476736}
 //	storages:
 //	  - {id: local-lvm, type: lvmthin, content: [images, rootdir], clone: true}

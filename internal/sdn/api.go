@@ -35,15 +35,18 @@ func (a API) waitLock(ctx context.Context, try func() error) error {
 			return err
 		}
 		waited := time.Since(start)
-		if waited+backoff > a.LockWait {
+		remaining := a.LockWait - waited
+		if remaining <= 0 {
 			le.Waited = waited
 			return err
 		}
+		// The last try lands at lock_wait, so the whole allowance is used even when the
+		// tries themselves are slow.
 		select {
 		case <-ctx.Done():
 			le.Waited = waited
 			return err
-		case <-time.After(backoff):
+		case <-time.After(min(backoff, remaining)):
 		}
 		if backoff < 2*time.Second {
 			backoff *= 2

@@ -63,9 +63,11 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 	if apply && foreign != nil && (needApply || len(ops) > 0) {
 		f, err := foreign()
 		if err != nil {
+			out.Objects, out.PendingObjects = results(desired, remove, ix, nil) // nothing staged
 			return out, err
 		}
 		if len(f) > 0 {
+			out.Objects, out.PendingObjects = results(desired, remove, ix, nil) // nothing staged
 			return out, fmt.Errorf("refusing to apply: SDN has pending changes this module did not make: %s; apply or roll them back first (deevnet.tenant.pve_sdn_apply shows them)", describe(f))
 		}
 	}
@@ -93,6 +95,8 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 	}
 	token, err := api.Lock(ctx, ownPendingBefore)
 	if err != nil {
+		// Refused before staging: report only what was pending already.
+		out.Objects, out.PendingObjects = results(desired, remove, ix, nil)
 		return out, err
 	}
 	n, err := api.Stage(ctx, ops, token)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/pve"
@@ -60,6 +61,14 @@ func keys(objs []sdn.Observed) string {
 // pending set again under it (nobody can stage in between any more), checks it again, and
 // applies with the lock token; PVE releases the lock when the commit succeeds.
 func Apply(m *module.Module) (module.Result, error) {
+	for i, k := range m.StrList("expect") {
+		if err := sdn.CheckKey(fmt.Sprintf("expect[%d]", i), strings.TrimSpace(k)); err != nil {
+			return module.Result{}, err
+		}
+	}
+	if err := checkTimes(m); err != nil {
+		return module.Result{}, err
+	}
 	api, err := connect(m)
 	if err != nil {
 		return module.Result{}, err
@@ -104,7 +113,7 @@ func Apply(m *module.Module) (module.Result, error) {
 		}
 	}
 	if err != nil {
-		return module.Result{}, module.Fail(release(ctx, api, token, "release", err).Error(), values)
+		return module.Result{}, module.Fail(release(ctx, api, token, "release", err, grace(m)).Error(), values)
 	}
 	values["pending_objects"] = pendingList(again)
 	upid, err := api.Apply(ctx, token)
@@ -112,7 +121,7 @@ func Apply(m *module.Module) (module.Result, error) {
 	if err != nil {
 		if upid == "" {
 			// The commit failed and PVE kept the lock.
-			err = release(ctx, api, token, m.Str("on_failure"), err)
+			err = release(ctx, api, token, m.Str("on_failure"), err, grace(m))
 			return module.Result{}, module.Fail(err.Error(), values)
 		}
 		// The running config is already written: a rollback would change nothing, so the
@@ -132,9 +141,15 @@ func Apply(m *module.Module) (module.Result, error) {
 	return module.Result{Changed: true, Msg: fmt.Sprintf("applied %s (task %s)", keys(again), upid), Diffs: []module.Diff{diff}, Values: values}, nil
 }
 
+// grace is how long giving the lock back may take once the run has failed: one api_timeout, even
+// after apply_timeout has passed, since a lock left held would block every other client.
+func grace(m *module.Module) time.Duration { return time.Duration(m.Int("api_timeout")) * time.Second }
+
 // release gives the lock back after a failure: by rolling back every pending change, or by
 // releasing it and leaving the changes staged.
-func release(ctx context.Context, api sdn.API, token, how string, cause error) error {
+func release(ctx context.Context, api sdn.API, token, how string, cause error, grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
 	var err error
 	if how == "rollback" {
 		err = api.Rollback(ctx, token)
