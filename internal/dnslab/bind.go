@@ -2,7 +2,9 @@ package dnslab
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,13 +20,17 @@ import (
 type BINDZone struct {
 	Name   string
 	Grants []string
+	// AllowTransfer is the zone's allow-transfer list, e.g. "key tdemo;" or "none;";
+	// "" keeps BIND's default.
+	AllowTransfer string
 }
 
 // BIND is a running named (authoritative only: recursion no, notify no, no control channel).
 type BIND struct {
-	Dir  string
-	Port int
-	proc *proc
+	Dir       string
+	Port      int
+	StatsPort int // statistics channel (HTTP, JSON at /json/v1/server)
+	proc      *proc
 }
 
 // BINDPackages are the Debian packages StartBIND needs.
@@ -48,7 +54,11 @@ func startBIND(dir string, keys []Key, zones []BINDZone) (*BIND, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &BIND{Dir: dir, Port: port}
+	statsPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	b := &BIND{Dir: dir, Port: port, StatsPort: statsPort}
 	data := filepath.Join(dir, "data")
 	// named started as root drops capabilities: its directories must belong to the running uid.
 	if err := os.MkdirAll(data, 0o755); err != nil {
@@ -67,7 +77,8 @@ func startBIND(dir string, keys []Key, zones []BINDZone) (*BIND, error) {
     allow-query { 127.0.0.0/8; };
 };
 controls { };
-`, data, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), port)
+statistics-channels { inet 127.0.0.1 port %d allow { 127.0.0.1; }; };
+`, data, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), port, statsPort)
 	for _, k := range keys {
 		fmt.Fprintf(&conf, "key %q { algorithm %s; secret %q; };\n", k.Name, k.Algorithm, k.Secret)
 	}
@@ -77,7 +88,11 @@ controls { };
 		if err := os.WriteFile(zf, []byte(soa), 0o644); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&conf, "zone %q { type primary; file %q; update-policy { %s }; };\n", z.Name, zf, strings.Join(z.Grants, " "))
+		xfr := ""
+		if z.AllowTransfer != "" {
+			xfr = " allow-transfer { " + z.AllowTransfer + " };"
+		}
+		fmt.Fprintf(&conf, "zone %q { type primary; file %q; update-policy { %s };%s };\n", z.Name, zf, strings.Join(z.Grants, " "), xfr)
 	}
 	cf := filepath.Join(dir, "named.conf")
 	if err := os.WriteFile(cf, conf.Bytes(), 0o600); err != nil {
@@ -99,6 +114,23 @@ controls { };
 		}
 	}
 	return b, nil
+}
+
+// Messages returns how many DNS requests named has received (IPv4 and IPv6), from its statistics
+// channel: the server's own count, for tests that bound the messages a converge sends.
+func (b *BIND) Messages() (int64, error) {
+	res, err := http.Get("http://127.0.0.1:" + strconv.Itoa(b.StatsPort) + "/json/v1/server")
+	if err != nil {
+		return 0, fmt.Errorf("bind statistics: %w", err)
+	}
+	defer func() { _ = res.Body.Close() }()
+	var st struct {
+		NSStats map[string]int64 `json:"nsstats"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
+		return 0, fmt.Errorf("bind statistics: %w", err)
+	}
+	return st.NSStats["Requestv4"] + st.NSStats["Requestv6"], nil
 }
 
 // Stop ends named (by its PID).

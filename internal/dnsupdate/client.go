@@ -166,8 +166,34 @@ func (c *Client) Query(ctx context.Context, name string, t uint16) (RRSet, error
 	return set, nil
 }
 
+// TransferRefusedError says the server answered an AXFR with an error rcode (REFUSED, NOTAUTH...):
+// the key may not transfer the zone, which per-set queries can still read.
+type TransferRefusedError struct {
+	Zone   string
+	Server string
+	Why    string // the rcode, or what was wrong with the answer's signature
+}
+
+func (e *TransferRefusedError) Error() string {
+	return fmt.Sprintf("AXFR of %s refused by %s (%s): is the transfer allowed for this key?", strings.TrimSuffix(e.Zone, "."), e.Server, e.Why)
+}
+
+// ErrZoneTooLarge stops a transfer that passed its record limit.
+var ErrZoneTooLarge = errors.New("zone larger than the transfer limit")
+
+// xfrRcode extracts the rcode miekg/dns puts in the text of a failed transfer's first message.
+func xfrRcode(err error) (int, bool) {
+	var rc int
+	if _, perr := fmt.Sscanf(err.Error(), "dns: bad xfr rcode: %d", &rc); perr == nil {
+		return rc, true
+	}
+	return 0, false
+}
+
 // Transfer reads a whole zone by AXFR (signed with the key) and returns its sets by Key().
-func (c *Client) Transfer(ctx context.Context, zone string) (map[string]RRSet, error) {
+// With limit > 0 it stops with ErrZoneTooLarge after that many records. A refusal is a
+// *TransferRefusedError.
+func (c *Client) Transfer(ctx context.Context, zone string, limit int) (map[string]RRSet, error) {
 	zone = dns.CanonicalName(zone)
 	m := new(dns.Msg)
 	m.SetAxfr(zone)
@@ -184,10 +210,34 @@ func (c *Client) Transfer(ctx context.Context, zone string) (map[string]RRSet, e
 	if err != nil {
 		return nil, fmt.Errorf("AXFR of %s: %w", zone, c.netError(err))
 	}
+	// Whatever ends the loop early, the reader goroutine must finish: drain the channel.
+	defer func() {
+		for range env { //nolint:revive // draining
+		}
+	}()
 	sets := map[string]RRSet{}
+	n := 0
 	for e := range env {
 		if e.Error != nil {
+			refused := &TransferRefusedError{Zone: zone, Server: c.addr()}
+			switch rc, ok := xfrRcode(e.Error); {
+			case ok: // BIND: REFUSED, signed
+				refused.Why = dns.RcodeToString[rc]
+			case errors.Is(e.Error, dns.ErrNoSig): // PowerDNS: an unsigned refusal
+				refused.Why = "an unsigned answer to the signed request"
+			case errors.Is(e.Error, dns.ErrSig), errors.Is(e.Error, dns.ErrAuth):
+				refused.Why = "the answer's signature did not verify"
+			default:
+				refused = nil
+			}
+			if refused != nil {
+				return nil, refused
+			}
 			return nil, fmt.Errorf("AXFR of %s from %s failed (is the transfer allowed for this key?): %w", zone, c.addr(), e.Error)
+		}
+		if n += len(e.RR); limit > 0 && n > limit {
+			_ = tr.Close()
+			return nil, fmt.Errorf("AXFR of %s: %w (%d records)", strings.TrimSuffix(zone, "."), ErrZoneTooLarge, limit)
 		}
 		for _, rr := range e.RR {
 			h := rr.Header()

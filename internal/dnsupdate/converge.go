@@ -13,8 +13,8 @@ import (
 // Request is a whole converge: record sets for the forward side, and where their PTRs go.
 type Request struct {
 	Forward     *Client
-	Zone        string // "" discovers each record's zone by SOA queries on Forward
-	AXFR        bool
+	Zone        string   // "" discovers each record's zone by SOA queries on Forward
+	Read        ReadMode // "" is ReadQuery
 	Ownership   Ownership
 	Sets        []Desired
 	PTR         map[string]bool // set key -> also manage PTRs for its A/AAAA values
@@ -38,7 +38,7 @@ func Converge(ctx context.Context, req Request) (*Result, error) {
 	defer func() {
 		res.Sent = sum(req.Forward, req.Reverse)
 	}()
-	fwd := &Planner{Client: req.Forward, AXFR: req.AXFR, Ownership: req.Ownership}
+	fwd := &Planner{Client: req.Forward, Read: req.Read, Ownership: req.Ownership}
 	fplans, err := planByZone(ctx, fwd, req.Zone, req.Sets)
 	if err != nil {
 		return res, err
@@ -54,7 +54,7 @@ func Converge(ctx context.Context, req Request) (*Result, error) {
 		if rc == nil {
 			rc = req.Forward
 		}
-		rev := &Planner{Client: rc, AXFR: req.AXFR}
+		rev := &Planner{Client: rc, Read: req.Read}
 		rplans, err := planByZone(ctx, rev, req.ReverseZone, ptrs)
 		if err != nil {
 			return res, fmt.Errorf("reverse (PTR): %w", err)

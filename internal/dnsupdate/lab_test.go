@@ -240,7 +240,7 @@ func TestPowerDNSZoneDiscoveryAndAXFR(t *testing.T) {
 		t.Fatalf("zones: %v %v", res.Plans[0].Zone, res.Plans[len(res.Plans)-1].Zone)
 	}
 	c2 := client(lab.Port, lab.Keys["tdemo"])
-	res = converge(t, Request{Forward: c2, Zone: dnslab.ZoneTdemo, AXFR: true, Sets: []Desired{{Set: a, State: Present}}})
+	res = converge(t, Request{Forward: c2, Zone: dnslab.ZoneTdemo, Read: ReadAXFR, Sets: []Desired{{Set: a, State: Present}}})
 	if res.Changed || c2.Sent.AXFRs != 1 || c2.Sent.Queries != 0 {
 		t.Fatalf("axfr read: changed=%v sent=%+v", res.Changed, c2.Sent)
 	}
@@ -372,17 +372,17 @@ func BenchmarkConverge200(b *testing.B) {
 		}
 		sets = append(sets, Desired{Set: s, State: Present, TTLSet: true})
 	}
-	for _, axfr := range []bool{false, true} {
+	for _, axfr := range []ReadMode{ReadQuery, ReadAXFR, ReadAuto} {
 		c := client(lab.Port, lab.Keys["tdemo"])
-		if _, err := Converge(context.Background(), Request{Forward: c, Zone: dnslab.ZoneTdemo, Sets: sets, AXFR: axfr}); err != nil {
+		if _, err := Converge(context.Background(), Request{Forward: c, Zone: dnslab.ZoneTdemo, Sets: sets, Read: axfr}); err != nil {
 			b.Fatal(err)
 		}
 		_ = c.Close()
-		b.Run(fmt.Sprintf("noop/axfr=%v", axfr), func(b *testing.B) {
+		b.Run(fmt.Sprintf("noop/read=%s", axfr), func(b *testing.B) {
 			var sent Counters
 			for b.Loop() {
 				c := client(lab.Port, lab.Keys["tdemo"])
-				res, err := Converge(context.Background(), Request{Forward: c, Zone: dnslab.ZoneTdemo, Sets: sets, AXFR: axfr})
+				res, err := Converge(context.Background(), Request{Forward: c, Zone: dnslab.ZoneTdemo, Sets: sets, Read: axfr})
 				if err != nil || res.Changed {
 					b.Fatalf("noop: %v changed=%v", err, res != nil && res.Changed)
 				}

@@ -2,6 +2,7 @@ package dnsupdate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -89,6 +90,7 @@ type ZonePlan struct {
 	After   map[string]RRSet
 	Changes []SetChange
 	Update  *dns.Msg
+	ReadBy  string // how the zone was read (see Planner.read)
 }
 
 // Changed reports whether the plan has anything to send.
@@ -97,8 +99,32 @@ func (p *ZonePlan) Changed() bool { return len(p.Changes) > 0 }
 // Planner reads a zone and plans its UPDATE.
 type Planner struct {
 	Client    *Client
-	AXFR      bool // read the zone with one AXFR instead of one query per set
+	Read      ReadMode
+	AXFRLimit int // ReadAuto: records an AXFR may bring before it gives way to queries; 0: AutoAXFRMaxRecords
 	Ownership Ownership
+}
+
+// ReadMode is how a Planner reads the current record sets of a zone.
+type ReadMode string
+
+const (
+	// ReadQuery asks one question per set (and per registry record).
+	ReadQuery ReadMode = "query"
+	// ReadAXFR transfers the whole zone in one request; a refused transfer is an error.
+	ReadAXFR ReadMode = "axfr"
+	// ReadAuto transfers the zone when more than one set is read, and falls back to queries
+	// when the server refuses the transfer to the key or the zone passes AXFRLimit records.
+	// The default: a converge then costs one read and at most one UPDATE per zone.
+	ReadAuto ReadMode = "auto"
+)
+
+// AutoAXFRMaxRecords bounds what ReadAuto transfers: a tenant zone holds a few hundred records,
+// and a zone past this is someone else's large zone, cheaper to read set by set.
+const AutoAXFRMaxRecords = 10000
+
+type nameType struct {
+	name string
+	t    uint16
 }
 
 // Plan reads the current record sets for desired (all in zone), applies the requests in order,
@@ -112,9 +138,11 @@ func (pl *Planner) Plan(ctx context.Context, zone string, desired []Desired) (*Z
 			return nil, fmt.Errorf("record %s is not inside zone %s", d.Set.Key(), strings.TrimSuffix(zone, "."))
 		}
 	}
-	if err := pl.read(ctx, zone, desired, p.Before); err != nil {
+	how, err := pl.read(ctx, zone, desired, p.Before)
+	if err != nil {
 		return nil, err
 	}
+	p.ReadBy = how
 	for k, s := range p.Before {
 		p.After[k] = s
 	}
@@ -169,17 +197,15 @@ func registrySet(own Ownership, name string, t uint16, ttl uint32) RRSet {
 
 // read fills before with the current sets of every desired key and, with ownership, of their
 // registry records.
-func (pl *Planner) read(ctx context.Context, zone string, desired []Desired, before map[string]RRSet) error {
-	type nt struct {
-		name string
-		t    uint16
-	}
-	var want []nt
+// It returns how it read: "axfr", "query", or "query (axfr: why not)" after a fallback.
+func (pl *Planner) read(ctx context.Context, zone string, desired []Desired, before map[string]RRSet) (how string, err error) {
+	how = "query"
+	var want []nameType
 	seen := map[string]bool{}
 	add := func(n string, t uint16) {
 		if k := setKey(n, t); !seen[k] {
 			seen[k] = true
-			want = append(want, nt{n, t})
+			want = append(want, nameType{n, t})
 		}
 	}
 	for _, d := range desired {
@@ -188,29 +214,52 @@ func (pl *Planner) read(ctx context.Context, zone string, desired []Desired, bef
 			add(pl.Ownership.RegistryName(d.Set.Name, d.Set.Type), dns.TypeTXT)
 		}
 	}
-	if pl.AXFR {
-		all, err := pl.Client.Transfer(ctx, zone)
+	switch {
+	case pl.Read == ReadAXFR:
+		all, err := pl.Client.Transfer(ctx, zone, 0)
 		if err != nil {
-			return err
+			return "", err
 		}
-		for _, w := range want {
-			k := setKey(w.name, w.t)
-			if s, ok := all[k]; ok {
-				before[k] = s
-			} else {
-				before[k] = RRSet{Name: w.name, Type: w.t}
-			}
+		fillFrom(all, want, before)
+		return "axfr", nil
+	case pl.Read == ReadAuto && len(want) > 1:
+		// One message instead of one per set, unless the key may not transfer the zone or the
+		// zone is much larger than what is asked for: then the queries are cheaper.
+		limit := pl.AXFRLimit
+		if limit == 0 {
+			limit = AutoAXFRMaxRecords
 		}
-		return nil
+		all, err := pl.Client.Transfer(ctx, zone, limit)
+		if err == nil {
+			fillFrom(all, want, before)
+			return "axfr", nil
+		}
+		var refused *TransferRefusedError
+		if !errors.As(err, &refused) && !errors.Is(err, ErrZoneTooLarge) {
+			return "", err
+		}
+		how = "query (axfr: " + err.Error() + ")"
 	}
 	for _, w := range want {
 		s, err := pl.Client.Query(ctx, w.name, w.t)
 		if err != nil {
-			return err
+			return "", err
 		}
 		before[s.Key()] = s
 	}
-	return nil
+	return how, nil
+}
+
+// fillFrom copies the wanted sets from a transferred zone; a set the zone lacks is empty.
+func fillFrom(all map[string]RRSet, want []nameType, before map[string]RRSet) {
+	for _, w := range want {
+		k := setKey(w.name, w.t)
+		if s, ok := all[k]; ok {
+			before[k] = s
+		} else {
+			before[k] = RRSet{Name: w.name, Type: w.t}
+		}
+	}
 }
 
 // apply returns the set that results from request d on cur.

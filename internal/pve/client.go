@@ -31,6 +31,9 @@ type Config struct {
 	Retries       int           // attempts for a retryable call, first included; default 3
 	RetryBackoff  time.Duration // first backoff, doubled per attempt; default 200ms
 	PollInterval  time.Duration // first task poll interval, doubled up to 1s; default 100ms
+	// CacheReads serves a repeated GET (same path and query) from memory until the next write or
+	// task wait (see readCache). Modules turn it on: a Client lives for one module run.
+	CacheReads bool
 }
 
 // Client talks to one PVE API endpoint. It is safe for concurrent use.
@@ -41,6 +44,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	requests int // HTTP requests sent, retries included
+	cache    *readCache
 }
 
 // New builds a client. It sends no request.
@@ -88,6 +92,9 @@ func New(cfg Config) (*Client, error) {
 		tlsConf.RootCAs = pool
 	}
 	c := &Client{cfg: cfg}
+	if cfg.CacheReads {
+		c.cache = newReadCache()
+	}
 	base := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		TLSClientConfig:     tlsConf,
@@ -190,6 +197,22 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
+	if c.cache != nil {
+		if method != http.MethodGet {
+			// Whatever the outcome (a lost answer may hide a write that took effect), nothing
+			// read before a write is trusted after it.
+			defer c.cache.invalidate()
+			c.cache.invalidate()
+		} else if cacheable(path) {
+			return c.cachedGet(ctx, full, path, out)
+		}
+	}
+	return c.send(ctx, method, full, path, payload, out)
+}
+
+// send makes the request, repeating it while retryable says so.
+func (c *Client) send(ctx context.Context, method, full, path string, payload any, out any) error {
+	var err error
 	backoff := c.cfg.RetryBackoff
 	for attempt := 1; ; attempt++ {
 		switch method {

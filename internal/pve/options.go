@@ -43,5 +43,7 @@ func FromModule(m *module.Module) (*Client, error) {
 		ValidateCerts: m.Bool("validate_certs"),
 		CAPath:        m.Str("ca_path"),
 		Timeout:       time.Duration(m.Int("api_timeout")) * time.Second,
+		// One Client per module run: a list read by two steps of the run is read once.
+		CacheReads: true,
 	})
 }

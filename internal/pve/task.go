@@ -26,6 +26,10 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 		return err
 	}
 	path := fmt.Sprintf("/nodes/%s/tasks/%s/status", url.PathEscape(node), url.PathEscape(upid))
+	if c.cache != nil {
+		// A task changes state while it runs: reads from before its end are not trusted after.
+		defer c.cache.invalidate()
+	}
 	interval := c.cfg.PollInterval
 	for {
 		// A plain status read rather than go-proxmox's Task: Task's JSON decoding goes through

@@ -43,9 +43,10 @@ func (o Outcome) Changed() bool { return len(o.Ops) > 0 || o.Applied || o.WouldA
 // PVE's apply is global, so a foreign pending change is refused, naming it. The lock is taken
 // without allow-pending when nothing is pending at all, which proves nobody else stages under
 // it, and a failed staging is then rolled back; otherwise a failure only releases the lock.
-// foreign lists the pending objects not managed here (see ForeignPending); it is only read
-// when apply is true.
-func Converge(ctx context.Context, api API, desired []Desired, remove []Object, ix Index, check, apply bool, foreign []Observed) (Outcome, error) {
+// foreign returns the pending objects not managed here (see ForeignPending). It is called only
+// when an apply is due (something to stage, a managed object pending, or a node to reload), so
+// a converged run reads no other kind's pending view; nil means none.
+func Converge(ctx context.Context, api API, desired []Desired, remove []Object, ix Index, check, apply bool, foreign func() ([]Observed, error)) (Outcome, error) {
 	ops := Plan(desired, remove, ix)
 	out := Outcome{Ops: ops}
 	out.Objects, out.PendingObjects = results(desired, remove, ix, ops)
@@ -59,9 +60,16 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 		}
 		out.Reapply, needApply = bad, len(bad) > 0
 	}
-	if apply && len(foreign) > 0 && (needApply || len(ops) > 0) {
-		out.Objects, out.PendingObjects = results(desired, remove, ix, nil) // nothing staged
-		return out, fmt.Errorf("refusing to apply: SDN has pending changes this module did not make: %s; apply or roll them back first (deevnet.tenant.pve_sdn_apply shows them)", describe(foreign))
+	if apply && foreign != nil && (needApply || len(ops) > 0) {
+		f, err := foreign()
+		if err != nil {
+			out.Objects, out.PendingObjects = results(desired, remove, ix, nil) // nothing staged
+			return out, err
+		}
+		if len(f) > 0 {
+			out.Objects, out.PendingObjects = results(desired, remove, ix, nil) // nothing staged
+			return out, fmt.Errorf("refusing to apply: SDN has pending changes this module did not make: %s; apply or roll them back first (deevnet.tenant.pve_sdn_apply shows them)", describe(f))
+		}
 	}
 	if check {
 		out.WouldApply = needApply

@@ -62,9 +62,13 @@ options:
     description:
       - How the current record sets are read. C(query) asks one question per set. C(axfr) transfers the whole
         zone once (signed with the key; the server must allow the transfer to this key) and needs O(zone).
+      - C(auto) transfers each zone once when more than one set of it is read, so a converge costs one read and
+        at most one UPDATE per zone; it falls back to one question per set when the server refuses the transfer
+        to the key (PowerDNS without the key in TSIG-ALLOW-AXFR, BIND outside C(allow-transfer)) or the zone
+        holds more than 10000 records.
     type: str
-    default: query
-    choices: [query, axfr]
+    default: auto
+    choices: [auto, query, axfr]
   record:
     description:
       - Owner name of one record set. C(@) is the zone apex. Mutually exclusive with O(records).

@@ -53,7 +53,7 @@ func Spec() module.Spec {
 		"key_algorithm": {Type: module.TypeStr, Default: "hmac-sha256", Choices: algChoices()},
 		"protocol":      {Type: module.TypeStr, Default: "tcp", Choices: []any{"tcp", "udp"}},
 		"timeout":       {Type: module.TypeInt, Default: 10},
-		"read":          {Type: module.TypeStr, Default: "query", Choices: []any{"query", "axfr"}},
+		"read":          {Type: module.TypeStr, Default: "auto", Choices: []any{"auto", "query", "axfr"}},
 		"owner":         {Type: module.TypeStr},
 		"owner_prefix":  {Type: module.TypeStr, Default: "_dvt-"},
 		"records":       {Type: module.TypeList, Elements: module.TypeDict, Options: recordOptions(false)},
@@ -112,12 +112,12 @@ func Handle(m *module.Module) (module.Result, error) {
 	req := dnsupdate.Request{
 		Forward:   fwd,
 		Zone:      zone,
-		AXFR:      m.Str("read") == "axfr",
+		Read:      dnsupdate.ReadMode(m.Str("read")),
 		Ownership: dnsupdate.Ownership{Owner: m.Str("owner"), Prefix: m.Str("owner_prefix")},
 		PTR:       map[string]bool{},
 		CheckMode: m.CheckMode,
 	}
-	if req.AXFR && zone == "" {
+	if req.Read == dnsupdate.ReadAXFR && zone == "" {
 		return module.Result{}, fmt.Errorf("read=axfr needs zone: the zone to transfer must be named")
 	}
 	if o := req.Ownership.Owner; o != "" && strings.ContainsAny(o, ",= \"") {

@@ -145,14 +145,13 @@ func zoneList(zs []sdn.ZoneStatus) []string {
 // converge runs the shared staging flow for a planned work.
 func converge(ctx context.Context, m *module.Module, api sdn.API, w sdn.Work) (module.Result, error) {
 	apply := m.Bool("apply")
-	var foreign []sdn.Observed
-	if apply {
+	// Read only when an apply is due: a converged run proves itself from its own objects.
+	foreign := func() ([]sdn.Observed, error) {
 		pending, err := sdn.PendingSet(ctx, api, w.Views)
 		if err != nil {
-			// Values is never nil: the handlers add the object's id to it on every path.
-			return module.Result{Values: map[string]any{}}, err
+			return nil, err
 		}
-		foreign = sdn.ForeignPending(pending, w.Managed())
+		return sdn.ForeignPending(pending, w.Managed()), nil
 	}
 	out, err := sdn.Converge(ctx, api, w.Desired, w.Remove, w.Index, m.CheckMode, apply, foreign)
 	res := stageResult(out, m.CheckMode, apply)

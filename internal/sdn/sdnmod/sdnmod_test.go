@@ -349,7 +349,10 @@ func TestApplyReadFailureIsReported(t *testing.T) {
 	} {
 		t.Run(tc.module, func(t *testing.T) {
 			e := newEnv(t)
-			setup(t, e)
+			if tc.module == "tenant_vrf" {
+				// A converged fabric's run reads no pending set: it has nothing to apply.
+				setup(t, e)
+			}
 			e.srv.InjectFault(pvesim.Fault{Method: "GET", Path: tc.path, Nth: 1, Status: 500, Message: "read failed: injected"})
 			var r run
 			if tc.module == "tenant_vrf" {

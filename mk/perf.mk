@@ -1,0 +1,26 @@
+# mk/perf.mk: converge speed against the peers (owner: perf, issue 17). Benchmarks only: not in make test.
+#
+#   make bench-tenant  one tenant (zone + VNet + subnet + SDN apply + a VM cloned, configured, started) by
+#                      deevnet.tenant and by community.proxmox (from the ansible package in .venv-bench), against
+#                      one pvesim with BENCH_LATENCY per request, first run and no-op, on the newest (.venv) and
+#                      the oldest (.venv-oldest) ansible-core; then BENCH_SCALE tenants x 3 VMs in one play (the
+#                      peer too for BENCH_PEER_SCALE). Wall time, pvesim request counts (/_sim/stats), SDN
+#                      applies, pvesim RSS, ratios, and a per-task profile; results.json in BENCH_OUT.
+#                      tests/bench/tenant_bench.py --help says more.
+#
+# The DNS counterpart is make bench-dns (mk/dns.mk).
+
+BENCH_LATENCY    ?= 20ms
+BENCH_SCALE      ?= 10,63
+BENCH_PEER_SCALE ?= 10
+BENCH_OUT        ?= $(ROOT)/dist/bench
+
+.PHONY: bench-tenant
+
+bench-tenant: install-collection tools venv venv-oldest venv-bench
+	$(VENV_BENCH)/bin/python $(ROOT)/tests/bench/tenant_bench.py --pvesim $(ROOT)/bin/pvesim \
+	  --collections $(COLLECTIONS_DIR) --core newest=$(VENV) --core oldest=$(VENV_OLDEST) \
+	  --peer-venv $(VENV_BENCH) --latency $(BENCH_LATENCY) --scale '$(BENCH_SCALE)' \
+	  --peer-scale '$(BENCH_PEER_SCALE)' --out $(BENCH_OUT)
+
+BENCH_TARGETS += bench-tenant

@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""make bench-tenant: one tenant converged by deevnet.tenant and by community.proxmox, and many tenants by ours.
+
+Against one pvesim (--latency, 20 ms by default), through ansible-playbook, for each ansible-core given
+with --core NAME=VENV:
+  tenant  zone + VNet + subnet + SDN apply + one VM cloned, configured and started; first run, then no-op.
+          Ours: tests/bench/ours.yml (tenant_vrf apply=true, tenant_vm). The peer: the same objects with
+          community.proxmox proxmox_zone/proxmox_vnet/proxmox_subnet/proxmox_kvm (tests/bench/peer.yml), its
+          VM settings read back from what ours made, so both converge to the same state.
+  scale   N tenants x 3 VMs in one play (ours: tenant_vrf per tenant staged, one pve_sdn_apply, tenant_vm per
+          tenant; first core only), and the peer for the N in --peer-scale.
+Each run: wall time of ansible-playbook, requests pvesim counted (/_sim/stats: all, GETs, writes, SDN applies),
+changed tasks, pvesim's RSS, and the per-task profile (callback dvt_profile) of ours.
+Between cases the simulator is reset and the substrate (fabric + EVPN controller, applied; the tenants'
+pools) is laid by deevnet.tenant.pve_sdn_fabric and the API, untimed.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+HERE = pathlib.Path(__file__).resolve().parent
+NODE = 'dv02hyp002p02'
+SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFuBgRI8GCpQ1Li2FMavVoVf+RzPLi477unNJvv4IwTL ops@deevnet'
+
+
+class Sim:
+    """A pvesim process and its API/admin endpoints."""
+
+    def __init__(self, binary, latency, work):
+        self.token_file = work / 'token.json'
+        self.ca = work / 'ca.pem'
+        self.log = open(work / 'pvesim.log', 'w')
+        self.proc = subprocess.Popen([binary, '--listen', '127.0.0.1:0', '--latency', latency,
+                                      '--ca-out', str(self.ca), '--token-out', str(self.token_file)],
+                                     stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        for _ in range(200):
+            if self.token_file.exists() and self.token_file.stat().st_size > 0:
+                break
+            if self.proc.poll() is not None:
+                sys.exit('pvesim exited: see %s' % (work / 'pvesim.log'))
+            time.sleep(0.05)
+        self.conn = json.loads(self.token_file.read_text())
+        self.url = 'https://127.0.0.1:%d' % self.conn['api_port']
+        self.ctx = ssl.create_default_context(cafile=str(self.ca))
+        self.auth = 'PVEAPIToken=%s=%s' % (self.conn['full_token_id'], self.conn['api_token_secret'])
+        for _ in range(100):
+            try:
+                self.call('GET', '/api2/json/version')
+                break
+            except OSError:
+                time.sleep(0.05)
+
+    def call(self, method, path, data=None):
+        body = urllib.parse.urlencode(data).encode() if data else None
+        req = urllib.request.Request(self.url + path, data=body, method=method, headers={'Authorization': self.auth})
+        with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
+            raw = r.read()
+        return json.loads(raw).get('data') if raw else None
+
+    def stats(self):
+        return self.call('GET', '/_sim/stats')
+
+    def rss_kib(self):
+        for line in open('/proc/%d/status' % self.proc.pid):
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        self.log.close()
+
+
+def tenants(n):
+    return [{'name': 'tdemo' if n == 1 else 't%02d' % i, 'index': i} for i in range(1, n + 1)]
+
+
+def play(name, tasks, defaults):
+    return [{'name': name, 'hosts': 'localhost', 'gather_facts': False, 'module_defaults': defaults, 'tasks': tasks}]
+
+
+def ours_playbook(conn, ts, vms):
+    defaults = {'group/deevnet.tenant.proxmox': {k: conn[k] for k in (
+        'api_host', 'api_port', 'api_user', 'api_token_id', 'api_token_secret', 'ca_path')}}
+    vm = {'template': 'debian-12-genericcloud', 'count': vms, 'cores': 2, 'memory': 1024, 'ciuser': 'debian',
+          'sshkeys': [SSH_KEY]}
+    if len(ts) == 1:
+        t = ts[0]
+        tasks = [{'name': 'tenant_vrf (apply)', 'deevnet.tenant.tenant_vrf': dict(t, apply=True)},
+                 {'name': 'tenant_vm', 'deevnet.tenant.tenant_vm': dict(t, **vm)}]
+    else:
+        tasks = [
+            {'name': 'tenant_vrf (staged)', 'deevnet.tenant.tenant_vrf': {'name': '{{ item.name }}', 'index': '{{ item.index }}'},
+             'loop': ts, 'register': 'vrf'},
+            {'name': 'pve_sdn_apply', 'deevnet.tenant.pve_sdn_apply': {
+                'expect': "{{ vrf.results | map(attribute='pending_objects') | flatten }}"}},
+            {'name': 'tenant_vm', 'deevnet.tenant.tenant_vm': dict({'name': '{{ item.name }}', 'index': '{{ item.index }}'}, **vm),
+             'loop': ts},
+        ]
+    return play('deevnet.tenant: %d tenant(s)' % len(ts), tasks, defaults)
+
+
+def substrate_playbook(conn):
+    defaults = {'group/deevnet.tenant.proxmox': {k: conn[k] for k in (
+        'api_host', 'api_port', 'api_user', 'api_token_id', 'api_token_secret', 'ca_path')}}
+    return play('substrate', [{'name': 'fabric and controller', 'deevnet.tenant.pve_sdn_fabric': {
+        'nodes': [{'name': NODE, 'interfaces': ['vmbr0.51']}], 'apply': True}}], defaults)
+
+
+def harvest(sim, ts, plans):
+    """What ours made, as the peer's arguments: SDN objects from the pending views, VMs from their configs."""
+    zones = {z['zone']: z for z in sim.call('GET', '/api2/json/cluster/sdn/zones')}
+    vnets = {v['vnet']: v for v in sim.call('GET', '/api2/json/cluster/sdn/vnets')}
+    out = []
+    for t in ts:
+        plan = plans[t['name']]
+        z = zones[plan['zone']]
+        v0 = plan['vnets'][0]
+        vn = vnets[v0['id']]
+        subnets = sim.call('GET', '/api2/json/cluster/sdn/vnets/%s/subnets' % v0['id'])
+        vms = []
+        for r in sim.call('GET', '/api2/json/cluster/resources?type=vm'):
+            if r.get('pool') != plan['pool'] or r.get('template'):
+                continue
+            cfg = sim.call('GET', '/api2/json/nodes/%s/qemu/%d/config' % (r['node'], r['vmid']))
+            vms.append({'vmid': r['vmid'], 'name': cfg['name'], 'node': r['node'], 'pool': plan['pool'],
+                        'cores': int(cfg['cores']), 'memory': int(cfg['memory']), 'ciuser': cfg.get('ciuser'),
+                        'net0': re.sub(r'^virtio=[0-9A-Fa-f:]+', 'virtio', cfg['net0']),
+                        'ipconfig0': cfg['ipconfig0'], 'nameserver': cfg.get('nameserver'),
+                        'searchdomain': cfg.get('searchdomain'),
+                        'sshkeys': urllib.parse.unquote(cfg.get('sshkeys', '')).strip()})
+        out.append({'zone': z['zone'], 'controller': z['controller'], 'vrf_vxlan': int(z['vrf-vxlan']),
+                    'mtu': int(z['mtu']) if z.get('mtu') else None, 'nodes': z.get('nodes'),
+                    'vnet': vn['vnet'], 'tag': int(vn['tag']), 'alias': vn.get('alias'),
+                    'subnet': subnets[0]['cidr'], 'gateway': subnets[0].get('gateway'), 'vms': sorted(vms, key=lambda x: x['vmid'])})
+    return out
+
+
+def peer_playbook(conn, objs):
+    c = {'api_host': conn['api_host'], 'api_port': conn['api_port'], 'api_user': conn['api_user'],
+         'api_token_id': conn['api_token_id'], 'api_token_secret': conn['api_token_secret'], 'ca_path': conn['ca_path']}
+    defaults = {'group/community.proxmox.proxmox': c}
+    vms = [vm for o in objs for vm in o['vms']]
+
+    def opt(d):
+        return {k: v for k, v in d.items() if v is not None}
+    tasks = [
+        {'name': 'proxmox_zone', 'community.proxmox.proxmox_zone': opt({
+            'zone': '{{ item.zone }}', 'type': 'evpn', 'controller': '{{ item.controller }}', 'vrf_vxlan': '{{ item.vrf_vxlan }}',
+            'mtu': '{{ item.mtu }}', 'nodes': '{{ item.nodes }}'}), 'loop': objs},
+        {'name': 'proxmox_vnet', 'community.proxmox.proxmox_vnet': {
+            'vnet': '{{ item.vnet }}', 'zone': '{{ item.zone }}', 'tag': '{{ item.tag }}', 'alias': '{{ item.alias }}'}, 'loop': objs},
+        {'name': 'proxmox_subnet', 'community.proxmox.proxmox_subnet': {
+            'subnet': '{{ item.subnet }}', 'vnet': '{{ item.vnet }}', 'zone': '{{ item.zone }}', 'gateway': '{{ item.gateway }}'},
+         'loop': objs},
+        {'name': 'proxmox_kvm clone', 'community.proxmox.proxmox_kvm': {
+            'node': '{{ item.node }}', 'name': '{{ item.name }}', 'clone': 'debian-12-genericcloud', 'newid': '{{ item.vmid }}',
+            'pool': '{{ item.pool }}', 'full': False, 'timeout': 300}, 'loop': vms},
+        {'name': 'proxmox_kvm config', 'community.proxmox.proxmox_kvm': {
+            'node': '{{ item.node }}', 'vmid': '{{ item.vmid }}', 'update': True, 'cores': '{{ item.cores }}',
+            'memory': '{{ item.memory }}', 'net': {'net0': '{{ item.net0 }}'}, 'ipconfig': {'ipconfig0': '{{ item.ipconfig0 }}'},
+            'nameservers': ['{{ item.nameserver }}'], 'searchdomains': ['{{ item.searchdomain }}'],
+            'ciuser': '{{ item.ciuser }}', 'sshkeys': '{{ item.sshkeys }}', 'timeout': 300}, 'loop': vms},
+        {'name': 'proxmox_kvm start', 'community.proxmox.proxmox_kvm': {
+            'node': '{{ item.node }}', 'vmid': '{{ item.vmid }}', 'state': 'started', 'timeout': 300}, 'loop': vms},
+    ]
+    if not any(vm.get('searchdomain') for vm in vms):
+        del tasks[4]['community.proxmox.proxmox_kvm']['searchdomains']
+    return play('community.proxmox: %d tenant(s)' % len(objs), tasks, defaults)
+
+
+class Runner:
+    def __init__(self, args, sim, work):
+        self.args, self.sim, self.work = args, sim, work
+        self.rows = []
+        self.profiles = {}
+
+    def env(self, venv):
+        e = dict(os.environ)
+        site = next(pathlib.Path(self.args.peer_venv).glob('lib/python3*/site-packages'))
+        e.update({
+            'ANSIBLE_COLLECTIONS_PATH': '%s:%s' % (self.args.collections, site),
+            'ANSIBLE_COLLECTIONS_SCAN_SYS_PATH': 'false',
+            'ANSIBLE_PYTHON_INTERPRETER': str(pathlib.Path(self.args.peer_venv) / 'bin' / 'python'),
+            'ANSIBLE_LOCALHOST_WARNING': 'false', 'ANSIBLE_INVENTORY_UNPARSED_WARNING': 'false',
+            'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_DEPRECATION_WARNINGS': 'false', 'ANSIBLE_HOME': str(self.work / 'ansible-home'),
+            'ANSIBLE_CALLBACK_PLUGINS': str(HERE / 'callback_plugins'), 'ANSIBLE_CALLBACKS_ENABLED': 'dvt_profile',
+            'DVT_PROFILE_OUT': str(self.work / 'profile.json'), 'ANSIBLE_CONFIG': str(self.work / 'ansible.cfg'),
+        })
+        return e
+
+    def playbook(self, venv, pb, name):
+        path = self.work / (name + '.yml')
+        path.write_text(json.dumps(pb, indent=1))
+        log = self.work / (name + '.log')
+        t0 = time.perf_counter()
+        rc = subprocess.run([str(pathlib.Path(venv) / 'bin' / 'ansible-playbook'), '-i', 'localhost,', '-c', 'local', str(path)],
+                            stdout=open(log, 'w'), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=self.env(venv), cwd=self.work).returncode
+        wall = time.perf_counter() - t0
+        text = log.read_text()
+        m = re.findall(r'ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)', text)
+        ok, changed, failed = (int(x) for x in m[-1]) if m else (0, 0, 1)
+        if rc != 0 or failed:
+            shutil.copy(log, self.args.out / (name + '.log'))
+            msgs = re.findall(r'"msg": "([^"]{0,300})', text)
+            print('  FAILED %s (rc %d): %s; log kept in %s' % (name, rc, msgs[-1] if msgs else text[-600:], self.args.out), flush=True)
+        return wall, changed, rc == 0 and not failed
+
+    def setup(self, ts, venv):
+        self.sim.call('POST', '/_sim/reset')
+        _, _, ok = self.playbook(venv, substrate_playbook(self.sim.conn), 'substrate')
+        if not ok:
+            sys.exit('substrate failed')
+        for t in ts:
+            self.sim.call('POST', '/api2/json/pools', {'poolid': 'tenant-' + t['name']})
+
+    def timed(self, core, venv, case, who, label, pb):
+        self.sim.call('POST', '/_sim/stats/reset')
+        name = re.sub(r'[^a-z0-9]+', '-', ('%s %s %s %s' % (core, case, who, label)).lower())
+        wall, changed, ok = self.playbook(venv, pb, name)
+        st = self.sim.stats()
+        reqs = st['requests']
+        row = {'core': core, 'case': case, 'who': who, 'run': label, 'wall': round(wall, 2), 'ok': ok,
+               'requests': sum(reqs.values()), 'gets': sum(v for k, v in reqs.items() if k.startswith('GET ')),
+               'writes': st['writes'], 'applies': reqs.get('PUT /cluster/sdn', 0), 'changed': changed,
+               'rss_mib': round(self.sim.rss_kib() / 1024, 1), 'by_path': reqs}
+        prof = self.work / 'profile.json'
+        if prof.exists():
+            row['profile'] = json.loads(prof.read_text())
+            prof.unlink()
+        self.rows.append(row)
+        print('  %-8s %-10s %-17s %-6s %7.2f s  %5d requests (%4d GET, %3d writes, %d apply)  changed=%d  pvesim RSS %.0f MiB%s' % (
+            core, case, who, label, wall, row['requests'], row['gets'], row['writes'], row['applies'], changed,
+            row['rss_mib'], '' if ok else '  FAILED'), flush=True)
+        return row
+
+    def plans(self, ts, venv):
+        """tenant_plan for each tenant (untimed): names the objects the peer must make."""
+        pb = play('plans', [{'name': 'plan', 'deevnet.tenant.tenant_plan': {'name': '{{ item.name }}', 'index': '{{ item.index }}'},
+                              'loop': ts, 'register': 'p'},
+                             {'name': 'save', 'ansible.builtin.copy': {
+                                 'content': "{{ p.results | map(attribute='tenant') | list | to_json }}",
+                                 'dest': str(self.work / 'plans.json')}}], {})
+        _, _, ok = self.playbook(venv, pb, 'plans')
+        if not ok:
+            sys.exit('tenant_plan failed')
+        return {p['name']: p for p in json.loads((self.work / 'plans.json').read_text())}
+
+    def case(self, core, venv, case, n, vms, peer):
+        ts = tenants(n)
+        plans = self.plans(ts, venv)
+        self.setup(ts, venv)
+        pb = ours_playbook(self.sim.conn, ts, vms)
+        self.timed(core, venv, case, 'deevnet.tenant', 'first', pb)
+        self.timed(core, venv, case, 'deevnet.tenant', 'no-op', pb)
+        if not peer:
+            return
+        objs = harvest(self.sim, ts, plans)
+        self.setup(ts, venv)
+        pb = peer_playbook(self.sim.conn, objs)
+        self.timed(core, venv, case, 'community.proxmox', 'first', pb)
+        self.timed(core, venv, case, 'community.proxmox', 'no-op', pb)
+
+
+def summary(rows):
+    lines = []
+    by = {(r['core'], r['case'], r['who'], r['run']): r for r in rows}
+    for core in dict.fromkeys(r['core'] for r in rows):
+        for case in dict.fromkeys(r['case'] for r in rows if r['core'] == core):
+            for run in ('first', 'no-op'):
+                o, p = by.get((core, case, 'deevnet.tenant', run)), by.get((core, case, 'community.proxmox', run))
+                if o and p and o['ok'] and p['ok']:
+                    lines.append('%-8s %-10s %-6s community.proxmox / deevnet.tenant: wall %.1fx (%.2f s / %.2f s), requests %.1fx (%d / %d)' % (
+                        core, case, run, p['wall'] / o['wall'], p['wall'], o['wall'], p['requests'] / o['requests'], p['requests'], o['requests']))
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--pvesim', required=True)
+    ap.add_argument('--collections', required=True, help='where deevnet.tenant is installed')
+    ap.add_argument('--core', action='append', required=True, help='NAME=VENV with ansible-core; the first also runs the scale cases')
+    ap.add_argument('--peer-venv', required=True, help='venv with the ansible package (community.proxmox), proxmoxer and requests')
+    ap.add_argument('--latency', default='20ms')
+    ap.add_argument('--scale', default='10,63', help='tenant counts of the scale case (3 VMs each); empty: none')
+    ap.add_argument('--peer-scale', default='10', help='tenant counts of the scale case the peer also runs')
+    ap.add_argument('--out', default='bench-out', help='directory for results.json and failed runs\' logs')
+    args = ap.parse_args()
+    args.out = pathlib.Path(args.out).resolve()
+    args.out.mkdir(parents=True, exist_ok=True)
+    args.collections = str(pathlib.Path(args.collections).resolve())
+    work = pathlib.Path(tempfile.mkdtemp(prefix='dvt-bench-tenant.'))
+    (work / 'ansible.cfg').write_text('[defaults]\n')
+    sim = Sim(args.pvesim, args.latency, work)
+    r = Runner(args, sim, work)
+    try:
+        cores = [(n, str(pathlib.Path(v).absolute())) for n, v in (c.split('=', 1) for c in args.core)]
+        args.peer_venv = str(pathlib.Path(args.peer_venv).absolute())
+        versions = {}
+        for name, venv in cores:
+            out = subprocess.run([str(pathlib.Path(venv) / 'bin' / 'ansible'), '--version'], capture_output=True, text=True).stdout
+            versions[name] = out.splitlines()[0] if out else '?'
+        cp = next(pathlib.Path(args.peer_venv).glob('lib/python3*/site-packages/ansible_collections/community/proxmox/MANIFEST.json'))
+        print('bench-tenant: pvesim --latency %s; %s; community.proxmox %s' % (
+            args.latency, ', '.join('%s = %s' % kv for kv in versions.items()), json.loads(cp.read_text())['collection_info']['version']), flush=True)
+        for name, venv in cores:
+            r.case(name, venv, 'tenant', 1, 1, True)
+        name, venv = cores[0]
+        peer_scale = {int(x) for x in args.peer_scale.split(',') if x}
+        for n in (int(x) for x in args.scale.split(',') if x):
+            r.case(name, venv, '%d-tenants' % n, n, 3, n in peer_scale)
+        print('\n'.join(['ratios:'] + summary(r.rows)))
+        (args.out / 'results.json').write_text(json.dumps({'versions': versions, 'latency': args.latency, 'rows': r.rows}, indent=1))
+        print('results: %s' % (args.out / 'results.json'))
+    finally:
+        sim.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    if not all(row['ok'] for row in r.rows):
+        sys.exit(1)
+
+
+if __name__ == '__main__':
+    main()
