@@ -50,7 +50,7 @@ mv "$shim.tmp" "$shim"
 work=$(mktemp -d /tmp/dvt-sanity.XXXXXX); trap 'rm -rf "$work"' EXIT
 coll=$work/ansible_collections/deevnet/tenant
 mkdir -p "$coll"
-(cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} sh -c 'test -e "{}" && printf "%s\0" "{}"' | tar --null -T - -cf -) | tar -xf - -C "$coll"
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | grep -zv '^\.lint-collections/' | xargs -0 -I{} sh -c 'test -e "{}" && printf "%s\0" "{}"' | tar --null -T - -cf -) | tar -xf - -C "$coll"
 cd "$coll"
 echo "ansible-test sanity, ansible-core $version, Python $py"
 { "$venv/bin/ansible-test" sanity --list-tests 2>/dev/null || true; } | grep -vx shellcheck | tr "\n" " "; echo
