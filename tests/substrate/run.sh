@@ -53,6 +53,10 @@ cleanup(){
 }
 trap cleanup EXIT
 
+# The Debian tree whose ifupdown2 checks the rendered files: built (when needed) here, once, before
+# two hypervisors would race to build it.
+"$ROOT/scripts/debian-tree.sh" path >/dev/null || { echo "substrate test: no Debian tree (scripts/debian-tree.sh)"; exit 1; }
+
 # --- the lab: pvesim + PowerDNS + Unbound on loopback ---------------------------------------------
 "$ROOT/extensions/molecule/shared/lab.sh" up "$W/lab" >"$W/lab.out" 2>&1 || { cat "$W/lab.out"; exit 1; }
 LAB=$W/lab/substrate.yml
