@@ -11,7 +11,7 @@ test-substrate: install-collection tools test-substrate-doc
 	cd $(ROOT) && PATH="$(VENV)/bin:$$PATH" PVESIM="$(ROOT)/bin/pvesim" \
 	  timeout 1200 tests/substrate/run.sh --venv $(VENV) --collections $(COLLECTIONS_DIR)
 
-test-substrate-doc: venv
+test-substrate-doc:
 	cd $(ROOT) && $(VENV)/bin/python tests/substrate/readme.py --check
 
 TEST_TARGETS += test-substrate
