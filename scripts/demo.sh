@@ -4,7 +4,9 @@
 #   up (default)  build the modules, pvesim and the collection (make venv install-collection tools),
 #                 start pvesim + PowerDNS + Unbound (extensions/molecule/shared/lab.sh), then with
 #                 ansible-playbook: onboard tdemo (index 1), converge the fabric, converge tdemo
-#                 (zone tn01, VNet tn01v0, VM tdemo-1 = 10.20.129.10, A + PTR records), and print
+#                 (zone tn01, VNet tn01v0, VM tdemo-1 = 10.20.129.10, A + PTR records), then tother
+#                 (index 2) beside it, verify both (playbooks/verify.yml), which writes the site
+#                 report $DEMO_DIR/reports/mobile.deevnet.net.md (Mermaid topology + checks), and print
 #                 what was built and how to look at it. The lab keeps running for you to explore.
 #   down          stop what `up` started (by the PIDs it recorded) and keep the files.
 #   bench         `up`'s converge timed, then a no-op converge timed, with pvesim's request
@@ -44,7 +46,18 @@ up(){
   local t; t=$(date +%s%N)
   converge "$DIR/converge.log"
   echo "full converge (onboard + fabric + tdemo): $(ms "$t") ms; pvesim: $(stats)"
+  report
   show
+}
+
+report_path(){ sed -n 's/.*"msg": "site report: \([^ ]*\) .*/\1/p' "$DIR/verify.log" | tail -1; }
+
+# tother beside tdemo, then verify both: verify.yml writes the site report.
+report(){
+  "$PLAYBOOK" -i "$INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/converge-tother.yml" > "$DIR/converge-tother.log" 2>&1 \
+    || { tail -40 "$DIR/converge-tother.log"; echo "demo: converge of tother failed, log $DIR/converge-tother.log" >&2; exit 1; }
+  "$PLAYBOOK" -i "$INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/verify-both.yml" > "$DIR/verify.log" 2>&1 \
+    || { tail -40 "$DIR/verify.log"; echo "demo: verify failed (the report says which check), log $DIR/verify.log" >&2; exit 1; }
 }
 
 show(){
@@ -55,6 +68,7 @@ Built (all on 127.0.0.1):
   tenant tdemo, index 1: subnet 10.20.129.0/24, EVPN zone tn01 (VRF VNI 10001), VNet tn01v0 (VNI 20016),
   VM tdemo-1 (vmid 10101, 10.20.129.10) in pool tenant-tdemo, DNS zones tdemo.mobile.deevnet.net and
   129.20.10.in-addr.arpa with key tenant-tdemo; attachment file $DIR/attachments/tdemo.yml.
+  tenant tother, index 2, beside it: subnet 10.20.130.0/24, zone tn02, VM tother-1 (10.20.130.10).
 
 Look at it:
   dig @127.0.0.1 -p $port tdemo-1.tdemo.mobile.deevnet.net A +short
@@ -63,6 +77,10 @@ Look at it:
   curl -s --cacert $DIR/pvesim-ca.pem -H "Authorization: PVEAPIToken=\$(sed -n 's/^ *api_user: //p' $DIR/attachments/tdemo.yml)!iac=\$(sed -n 's/^ *api_token_secret: //p' $DIR/attachments/tdemo.yml)" \\
        $(url)/api2/json/nodes/dv02hyp002p02/qemu/10101/config
   cat $DIR/tenants.yml            # the index registry (ADR-0009)
+
+Site report (tdemo + tother, read back from pvesim and the resolver, with every check's outcome):
+  $(report_path)
+  (Markdown + Mermaid: GitHub/GitLab draw it; tests/report/render.sh draws it to PNG with Chromium)
 Stop it: scripts/demo.sh down
 TXT
 }

@@ -16,6 +16,8 @@ PACKAGES=(
   frr curl ca-certificates make git
   # a Debian tree with ifupdown2, FRR and friends for checks and the substrate lab (scripts/debian-tree.sh)
   mmdebstrap
+  # the site report's render test: headless Chromium for mermaid-cli (tests/report/render.sh)
+  chromium
 )
 
 # A package's postinst must never start its daemon here: an unbound started as a service would
@@ -44,4 +46,17 @@ if ! command -v golangci-lint >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/go
 fi
 
 go mod download
+
+# mermaid-cli for the report render test, exactly as tests/report/package-lock.json pins it. Puppeteer
+# downloads no browser (Debian's chromium above; tests/report/.puppeteerrc.cjs says so too).
+if command -v npm >/dev/null 2>&1; then
+  lock=$(sha256sum tests/report/package-lock.json | cut -d' ' -f1)
+  if [ "$(cat tests/report/node_modules/.dvt-lock 2>/dev/null)" != "$lock" ]; then
+    (cd tests/report && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+    echo "$lock" > tests/report/node_modules/.dvt-lock
+  fi
+else
+  echo "install-deps: npm missing: Node.js 20 and npm are needed for tests/report (mermaid-cli)" >&2
+  exit 1
+fi
 echo "install-deps: done"

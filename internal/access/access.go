@@ -364,7 +364,11 @@ func Handle(m *module.Module) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
-	d := desired(t, index, m.Int("template"), m.StrList("storages"), m.StrList("bridges"), m.Bool("privsep"))
+	tg := Targets{Template: m.Int("template"), Storages: m.StrList("storages"), Bridges: m.StrList("bridges")}
+	if err := tg.CheckFormats(); err != nil {
+		return module.Result{}, err
+	}
+	d := desired(t, index, tg.Template, tg.Storages, tg.Bridges, m.Bool("privsep"))
 
 	c, err := pve.FromModule(m)
 	if err != nil {
@@ -377,6 +381,12 @@ func Handle(m *module.Module) (module.Result, error) {
 		return module.Result{}, err
 	}
 
+	if m.Str("state") != "absent" {
+		// Reads only: a refusal leaves PVE as it was.
+		if err := a.CheckPresent(ctx, t, index, tg); err != nil {
+			return module.Result{}, err
+		}
+	}
 	var ops []Op
 	after := view(d, nil)
 	if m.Str("state") == "absent" {

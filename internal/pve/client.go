@@ -205,11 +205,11 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		}
 		err = unwrapTransport(err)
 		if attempt >= c.cfg.Retries || !retryable(method, err) || ctx.Err() != nil {
-			return fmt.Errorf("%s %s: %w", method, path, err)
+			return fmt.Errorf("%s %s: %w", method, path, c.naming(err))
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s %s: %w", method, path, err)
+			return fmt.Errorf("%s %s: %w", method, path, c.naming(err))
 		case <-time.After(backoff):
 		}
 		backoff *= 2
@@ -267,4 +267,31 @@ func retryable(method string, err error) bool {
 	// A write may have taken effect even when its answer was lost, so only PVE's own
 	// "the worker never started" is repeated.
 	return isAPI && ae.Contains("got no worker upid")
+}
+
+// naming prefixes a connection failure with the option to fix: a refused token, a certificate
+// the CA does not vouch for, a host that does not answer. The text never holds the secret.
+func (c *Client) naming(err error) error {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		if ae.Status == http.StatusUnauthorized {
+			return fmt.Errorf("api_token_id/api_token_secret: PVE refused the token (wrong id or secret, or the token expired): %w", err)
+		}
+		return err
+	}
+	var unknownCA x509.UnknownAuthorityError
+	var certErr *tls.CertificateVerificationError
+	var hostErr x509.HostnameError
+	switch {
+	case errors.As(err, &unknownCA), errors.As(err, &certErr):
+		return fmt.Errorf("ca_path/validate_certs: the certificate of %s is not trusted: %w", c.cfg.Host, err)
+	case errors.As(err, &hostErr):
+		return fmt.Errorf("api_host: the certificate is not valid for %s: %w", c.cfg.Host, err)
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) || (errors.As(err, &opErr) && opErr.Op == "dial") {
+		return fmt.Errorf("api_host/api_port: cannot connect to %s:%d: %w", c.cfg.Host, c.cfg.Port, err)
+	}
+	return err
 }

@@ -28,13 +28,28 @@ type Config struct {
 	Templates     []TemplateConfig `yaml:"templates"`
 	RootSecret    string           `yaml:"root_secret"` // secret of root@pam!sim; random when empty
 	MACPrefix     string           `yaml:"mac_prefix"`  // datacenter MAC prefix, default BC:24:11
+	// RenderDir receives each node's files after every SDN apply:
+	// <dir>/<node>/etc/network/interfaces.d/sdn, etc/frr/frr.conf, etc/frr/daemons.pve.
+	RenderDir string `yaml:"render_dir"`
+	// ReloadCommand runs as `<cmd> <node> <RenderDir>/<node>` after a node's
+	// files are written (no shell); exit 0 is a reloaded node. Needs RenderDir.
+	ReloadCommand string        `yaml:"reload_command"`
+	ReloadTimeout time.Duration `yaml:"reload_timeout"` // per node; default 2m
 }
 
 // NodeConfig is one cluster node.
 type NodeConfig struct {
+	// LocalIP is the node's underlay address, which a real node finds in its
+	// /etc/network/interfaces: the VTEP source of an EVPN controller in
+	// peers mode (fabric mode takes it from the fabric).
+	LocalIP string `yaml:"local_ip,omitempty"`
+
 	Name   string `yaml:"name"`
 	MaxCPU int    `yaml:"maxcpu"`
 	MaxMem int64  `yaml:"maxmem"`
+	// Bridges are the node's own Linux bridges a VM NIC may use besides running VNets;
+	// empty means [vmbr0], what the PVE installer creates.
+	Bridges []string `yaml:"bridges"`
 }
 
 // StorageConfig is one storage; Content lists e.g. images, rootdir, iso.

@@ -322,78 +322,7 @@ func (s *Server) fabricNodeDelete(r *reqCtx) (any, error) {
 	return nil, nil
 }
 
-// ---- node-level SDN status ----
-
-func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
-	out := []map[string]any{}
-	run := map[string]sdnObj{}
-	if s.st.SDN.Running != nil {
-		run = s.st.SDN.Running["zones"]
-	}
-	for _, z := range sortedKeys(run) {
-		if s.st.has(r.who, "/sdn/zones/"+z, []string{"SDN.Audit"}, false) {
-			out = append(out, map[string]any{"zone": z, "status": "available"})
-		}
-	}
-	return out, nil
-}
-
-func (s *Server) nodeSDNZone(r *reqCtx) (any, error) {
-	return []map[string]string{{"subdir": "content"}, {"subdir": "bridges"}, {"subdir": "ip-vrf"}}, nil
-}
-
-func (s *Server) sdnDryRun(r *reqCtx) (any, error) {
-	return map[string]string{"frr-diff": "", "interfaces-diff": ""}, nil
-}
-
-func (s *Server) nodeSDNIndex(r *reqCtx) (any, error) {
-	return []map[string]string{{"subdir": "zones"}, {"subdir": "vnets"}, {"subdir": "fabrics"}}, nil
-}
-
-func (s *Server) nodeSDNEmpty(r *reqCtx) (any, error) { return []any{}, nil }
-
-// nodeSDNZoneContent lists the applied vnets of a zone as deployed on the node.
-func (s *Server) nodeSDNZoneContent(r *reqCtx) (any, error) {
-	out := []map[string]any{}
-	if s.st.SDN.Running == nil {
-		return out, nil
-	}
-	zone := r.params.Str("zone")
-	for _, v := range sortedKeys(s.st.SDN.Running["vnets"]) {
-		if s.st.SDN.Running["vnets"][v]["zone"] == zone {
-			out = append(out, map[string]any{"vnet": v, "status": "available"})
-		}
-	}
-	return out, nil
-}
-
-func (s *Server) nodeSDNVnet(r *reqCtx) (any, error) {
-	vnet := r.params.Str("vnet")
-	if err := s.vnetPerm(r, vnet, "SDN.Audit"); err != nil {
-		return nil, err
-	}
-	return []map[string]string{{"subdir": "mac-vrf"}}, nil
-}
-
-func (s *Server) ipamGet(r *reqCtx) (any, error) {
-	id := r.params.Str("ipam")
-	o, ok := s.st.SDN.IPAMs[id]
-	if !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
-	}
-	return o, nil
-}
-
-func (s *Server) dnsGet(r *reqCtx) (any, error) {
-	id := r.params.Str("dns")
-	o, ok := s.st.SDN.DNS[id]
-	if !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
-	}
-	c := copyObj(o)
-	delete(c, "key") // the API key is a secret
-	return c, nil
-}
+// ---- node-level fabric status ----
 
 func (s *Server) nodeFabricIndex(r *reqCtx) (any, error) {
 	if _, err := s.runningFabricNode(r); err != nil {

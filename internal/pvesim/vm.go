@@ -871,6 +871,10 @@ func (s *Server) vmPower(action string) handlerFunc {
 					delete(vm.Config, k)
 				}
 				vm.Pending, vm.PendDel = nil, nil
+				if err := s.checkBridges(vm); err != nil {
+					vm.Status, vm.Started = "stopped", 0
+					return err
+				}
 			case "stop", "shutdown":
 				vm.Status = "stopped"
 			case "reboot", "reset":
@@ -1250,4 +1254,33 @@ func (s *Server) vmAgentInterfaces(r *reqCtx) (any, error) {
 		ifaces = append(ifaces, map[string]any{"name": "eth" + idx, "hardware-address": strings.ToLower(parseNet(vm.Config[k])["macaddr"]), "ip-addresses": addrs})
 	}
 	return map[string]any{"result": ifaces}, nil
+}
+
+// checkBridges fails a start as PVE's tap_plug does when a NIC names a bridge that is neither
+// a bridge of the VM's node nor a VNet of the running (applied) SDN config.
+func (s *Server) checkBridges(vm *VM) error {
+	bridges := []string{"vmbr0"}
+	for _, n := range s.cfg.Nodes {
+		if n.Name == vm.Node && len(n.Bridges) > 0 {
+			bridges = n.Bridges
+		}
+	}
+	keys := make([]string, 0, len(vm.Config))
+	for k := range vm.Config {
+		if strings.HasPrefix(k, "net") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b := parseNet(vm.Config[k])["bridge"]
+		if b == "" || contains(bridges, b) {
+			continue
+		}
+		if _, ok := s.st.SDN.Running["vnets"][b]; ok {
+			continue
+		}
+		return fmt.Errorf("bridge '%s' does not exist", b)
+	}
+	return nil
 }

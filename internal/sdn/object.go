@@ -49,6 +49,23 @@ func ObjectKey(k Kind, parent, id string) string {
 	return string(k) + "/" + id
 }
 
+// CheckKey validates an object key as Key() writes it ("zone/tn01", "fabric_node/ufab/node1");
+// field names the option in the message.
+func CheckKey(field, key string) error {
+	kind, rest, ok := strings.Cut(key, "/")
+	if _, known := createRank[Kind(kind)]; !ok || !known || rest == "" {
+		return fmt.Errorf("%s: %q is not an SDN object key (<kind>/<id> with kind one of fabric, fabric_node, controller, zone, vnet, subnet; as tenant_vrf returns them in pending_objects)", field, key)
+	}
+	if Kind(kind) == KindFabricNode {
+		if parent, id, ok := strings.Cut(rest, "/"); !ok || parent == "" || id == "" {
+			return fmt.Errorf("%s: %q: a fabric_node key is fabric_node/<fabric>/<node>", field, key)
+		}
+	} else if strings.ContainsAny(rest, "/ \t") {
+		return fmt.Errorf("%s: %q: the id of a %s key has no '/' or blanks", field, key, kind)
+	}
+	return nil
+}
+
 // listKeys are array-valued properties; setKeys are comma lists PVE stores as sorted sets.
 var (
 	listKeys = map[string]bool{"interfaces": true, "dhcp-range": true}

@@ -84,8 +84,14 @@ func (f FabricSpec) Validate() error {
 	if !f.Prefix.IsValid() || !f.Prefix.Addr().Is4() {
 		return fmt.Errorf("ip_prefix: %s must be an IPv4 prefix", f.Prefix)
 	}
-	if f.Protocol == "ospf" && f.Area == "" {
-		return fmt.Errorf("area: required with protocol ospf")
+	if f.Protocol == "ospf" {
+		if f.Area == "" {
+			return fmt.Errorf("area: required with protocol ospf")
+		}
+		a, err := netip.ParseAddr(f.Area)
+		if _, nerr := strconv.ParseUint(f.Area, 10, 32); nerr != nil && (err != nil || !a.Is4()) {
+			return fmt.Errorf("area: %q must be an OSPF area id, a number 0..4294967295 or dotted IPv4", f.Area)
+		}
 	}
 	seenIP := map[netip.Addr]string{}
 	seenName := map[string]bool{}

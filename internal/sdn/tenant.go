@@ -50,8 +50,8 @@ func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, er
 	ix := NewIndex(zones, vnets)
 	zone, zoneExists := ix[ObjectKey(KindZone, "", spec.Zone)]
 	zoneExists = zoneExists && zone.Exists()
-	if zoneExists && zone.Props["type"] != "evpn" {
-		return w, &OwnershipError{fmt.Sprintf("zone %s exists as a %s zone, not an EVPN zone made by tenant_vrf; refusing to touch it", spec.Zone, zone.Props["type"])}
+	if err := CheckZoneOwner(zones, vnets, spec.Zone, spec.Tenant, spec.Owner); err != nil {
+		return w, err
 	}
 	desiredVNet := map[string]bool{}
 	for _, v := range spec.VNets {
@@ -67,14 +67,7 @@ func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, er
 			continue
 		}
 		if v.Props["zone"] == spec.Zone {
-			if v.Props["alias"] != spec.Owner {
-				mark := v.Props["alias"]
-				if mark == "" {
-					mark = "(no mark)"
-				}
-				return w, &OwnershipError{fmt.Sprintf("zone %s is not tenant %s's: its vnet %s is marked %q, not %q; refusing to change it (check the tenant's index)", spec.Zone, spec.Tenant, v.ID, mark, spec.Owner)}
-			}
-			ours = append(ours, v)
+			ours = append(ours, v) // CheckZoneOwner made sure every live vnet of the zone is ours
 		} else if desiredVNet[v.ID] {
 			return w, &OwnershipError{fmt.Sprintf("vnet %s already exists in zone %s (marked %q); refusing to move it into %s", v.ID, v.Props["zone"], v.Props["alias"], spec.Zone)}
 		}
@@ -134,6 +127,27 @@ func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, er
 		w.Remove = append(w.Remove, Object{Kind: KindZone, ID: spec.Zone})
 	}
 	return w, nil
+}
+
+// CheckZoneOwner refuses a zone that exists and is not owner's: a zone that is not EVPN (not
+// made by tenant_vrf), or one whose live VNets carry another ownership mark (alias). A zone that
+// without VNets is nobody's yet. tenant_vrf and pve_tenant_access
+// share this rule, so a tenant can neither build in nor be granted another tenant's VRF.
+func CheckZoneOwner(zones, vnets []Observed, zone, tenant, owner string) error {
+	if z, ok := NewIndex(zones)[ObjectKey(KindZone, "", zone)]; ok && z.Exists() && z.Props["type"] != "evpn" {
+		return &OwnershipError{fmt.Sprintf("zone %s exists as a %s zone, not an EVPN zone made by tenant_vrf; refusing to touch it", zone, z.Props["type"])}
+	}
+	for _, v := range vnets {
+		if !v.Exists() || v.Props["zone"] != zone || v.Props["alias"] == owner {
+			continue
+		}
+		mark := v.Props["alias"]
+		if mark == "" {
+			mark = "(no mark)"
+		}
+		return &OwnershipError{fmt.Sprintf("zone %s is not tenant %s's: its vnet %s is marked %q, not %q; refusing to change it (check the tenant's index)", zone, tenant, v.ID, mark, owner)}
+	}
+	return nil
 }
 
 // checkNumbers refuses VNIs and vrf-vxlan values another zone already uses: PVE checks VNIs

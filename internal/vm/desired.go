@@ -50,6 +50,18 @@ type Desired struct {
 // OwnerTag is the tag that marks a VM as belonging to tenant.
 func OwnerTag(tenant string) string { return "tenant-" + strings.ToLower(tenant) }
 
+// OwnerOf returns the tenant that owns a guest by the same rules tenant_vm uses: its owner
+// tag, else its pool when that is a tenant's pool ("tenant-<name>"); "" when nothing says.
+func OwnerOf(o Observed) string {
+	if owner := ownerFromTags(o.Tags); owner != "" {
+		return owner
+	}
+	if rest, ok := strings.CutPrefix(o.Pool, "tenant-"); ok {
+		return rest
+	}
+	return ""
+}
+
 // ownerFromTags returns the tenant named by an owner tag, "" when there is none.
 func ownerFromTags(tags []string) string {
 	for _, t := range tags {

@@ -148,10 +148,17 @@ func Declarations(m *module.Module) ([]Desired, error) {
 			d.Description = fmt.Sprintf("%s: VM %d of tenant %s, managed by deevnet.tenant.tenant_vm", pv.FQDN, dc.index, t.Name)
 		}
 		d.State = State(fmt.Sprint(pick(dc.opts, "state")))
+		// Zero inside Desired means "not managed"; a zero the user gave is a mistake, not that.
 		if v, ok := pick(dc.opts, "cores").(int); ok {
+			if v < 1 {
+				return nil, fmt.Errorf("VM %s: cores %d: must be in 1..512 (leave it out to keep the template's)", d.Name, v)
+			}
 			d.Cores = v
 		}
 		if v, ok := pick(dc.opts, "memory").(int); ok {
+			if v < 16 {
+				return nil, fmt.Errorf("VM %s: memory %d: must be at least 16 (MiB; leave it out to keep the template's)", d.Name, v)
+			}
 			d.Memory = v
 		}
 		if v, ok := pick(dc.opts, "template").(string); ok {

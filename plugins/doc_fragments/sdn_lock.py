@@ -11,7 +11,10 @@ class ModuleDocFragment(object):
     DOCUMENTATION = r'''
 options:
   apply_timeout:
-    description: Seconds to wait for the whole run, including the apply task.
+    description:
+      - Seconds the whole run may take, 1..86400, B(one deadline) for everything - reads, waiting for a held
+        lock (O(lock_wait)), writes and the apply task. When it passes, the run fails; only giving a lock it took
+        back (release or rollback) may take up to O(api_timeout) more.
     type: int
     default: 300
   lock_wait:
@@ -20,6 +23,7 @@ options:
         foreign lock before it takes effect, so the write (or the lock request) is simply repeated.
       - PVE does not report a lock's holder or age; when the wait runs out, the message gives the time waited
         as a lower bound of the lock's age.
+      - 0..3600, and shorter than O(apply_timeout), whose deadline the wait counts against.
     type: int
     default: 0
 '''

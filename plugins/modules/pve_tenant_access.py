@@ -21,6 +21,12 @@ description:
     stays with the substrate (ADR-0010)."
   - The module owns the tenant's user and token whole; ACL entries of them that are not in the list
     above are revoked.
+  - "Before any write (state=present) it refuses, naming the field: an O(index) another tenant holds (the
+    comment on its pool or user, the ownership marks on the VNets of the index's zone as
+    M(deevnet.tenant.tenant_vrf) reads them, the owner tag or pool of a guest in the index's vmid range as
+    M(deevnet.tenant.tenant_vm) reads them) or this tenant onboarded with another index; an O(template) that
+    does not exist, is not a template or belongs to a tenant; O(storages) that do not exist or are not
+    storage ids; O(bridges) that are not bridge ids or are SDN VNets."
   - Run it with the substrate's credential (User.Modify and Permissions.Modify are site-wide).
   - The token secret can only be read when the token is created. It is returned once, in
     RV(token_secret), for the attachment file (ADR-0006); it never appears in C(msg), RV(changes) or the diff.

@@ -3,6 +3,7 @@
 package nsmodule
 
 import (
+	"encoding/base64"
 	"fmt"
 	"math"
 	"sort"
@@ -84,6 +85,16 @@ func Handle(m *module.Module) (module.Result, error) {
 	if s, _ := rev["key_secret"].(string); s != "" {
 		m.AddSecret(s)
 	}
+	// Checked before any query: a secret that is not base64 would only fail at UPDATE time, and
+	// not at all when nothing needs changing. The messages never quote the secret.
+	if err := checkSecret("key_secret", m.Str("key_secret")); err != nil {
+		return module.Result{}, err
+	}
+	if s, ok := rev["key_secret"].(string); ok && s != "" {
+		if err := checkSecret("reverse.key_secret", s); err != nil {
+			return module.Result{}, err
+		}
+	}
 	timeout := m.Int("timeout")
 	if timeout <= 0 {
 		return module.Result{}, fmt.Errorf("timeout must be a positive number of seconds, got %d", timeout)
@@ -152,6 +163,16 @@ func Handle(m *module.Module) (module.Result, error) {
 		return out, module.Fail(err.Error(), out.Values)
 	}
 	return out, nil
+}
+
+// checkSecret refuses a TSIG secret that is not base64 (RFC 8945 keys are base64 in every
+// server's configuration) or decodes to nothing.
+func checkSecret(field, s string) error {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil || len(b) == 0 {
+		return fmt.Errorf("%s: not a base64 TSIG secret (%d characters given; copy it from the attachment file or the server's key)", field, len(s))
+	}
+	return nil
 }
 
 func checkPort(name string, p int) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/pve"
@@ -60,6 +61,14 @@ func keys(objs []sdn.Observed) string {
 // pending set again under it (nobody can stage in between any more), checks it again, and
 // applies with the lock token; PVE releases the lock when the commit succeeds.
 func Apply(m *module.Module) (module.Result, error) {
+	for i, k := range m.StrList("expect") {
+		if err := sdn.CheckKey(fmt.Sprintf("expect[%d]", i), strings.TrimSpace(k)); err != nil {
+			return module.Result{}, err
+		}
+	}
+	if err := checkTimes(m); err != nil {
+		return module.Result{}, err
+	}
 	api, err := connect(m)
 	if err != nil {
 		return module.Result{}, err
@@ -70,15 +79,27 @@ func Apply(m *module.Module) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
-	values := map[string]any{"pending_objects": pendingList(pending), "apply_task": nil, "applied": false}
+	values := map[string]any{"pending_objects": pendingList(pending), "apply_task": nil, "applied": false, "reapplied_for": []string{}}
+	var reapply []sdn.ZoneStatus
 	if len(pending) == 0 {
-		return module.Result{Msg: "nothing pending", Values: values}, nil
+		// Nothing staged; but a node whose reload failed (or never came)
+		// still runs an older config: only applying again reloads it.
+		if reapply, err = api.Unsettled(ctx); err != nil {
+			return module.Result{}, err
+		}
+		if len(reapply) == 0 {
+			return module.Result{Msg: "nothing pending", Values: values}, nil
+		}
+		values["reapplied_for"] = zoneList(reapply)
 	}
 	if foreign := foreignOf(m, pending); len(foreign) > 0 {
 		return module.Result{}, module.Fail(fmt.Sprintf("refusing to apply pending SDN changes this run did not stage: %s; add them to expect, set allow_foreign_pending: true, or roll them back", keys(foreign)), values)
 	}
 	diff := module.Diff{BeforeHeader: "pending SDN changes", AfterHeader: "applied", Before: pendingList(pending), After: []any{}}
 	if m.CheckMode {
+		if len(reapply) > 0 {
+			return module.Result{Changed: true, Msg: "would apply again: the running SDN config has not reached " + strings.Join(zoneList(reapply), ", "), Values: values}, nil
+		}
 		return module.Result{Changed: true, Msg: "would apply " + keys(pending), Diffs: []module.Diff{diff}, Values: values}, nil
 	}
 	token, err := api.Lock(ctx, true)
@@ -92,7 +113,7 @@ func Apply(m *module.Module) (module.Result, error) {
 		}
 	}
 	if err != nil {
-		return module.Result{}, module.Fail(release(ctx, api, token, "release", err).Error(), values)
+		return module.Result{}, module.Fail(release(ctx, api, token, "release", err, grace(m)).Error(), values)
 	}
 	values["pending_objects"] = pendingList(again)
 	upid, err := api.Apply(ctx, token)
@@ -100,21 +121,35 @@ func Apply(m *module.Module) (module.Result, error) {
 	if err != nil {
 		if upid == "" {
 			// The commit failed and PVE kept the lock.
-			err = release(ctx, api, token, m.Str("on_failure"), err)
+			err = release(ctx, api, token, m.Str("on_failure"), err, grace(m))
 			return module.Result{}, module.Fail(err.Error(), values)
 		}
 		// The running config is already written: a rollback would change nothing, so the
 		// failure is reported with PVE's message for the operator.
 		values["applied"] = true
+		var re *sdn.ReloadError
+		if errors.As(err, &re) {
+			values["reapplied_for"] = zoneList(re.Zones)
+			return module.Result{Changed: true, Values: values}, module.Fail(err.Error(), values)
+		}
 		return module.Result{Changed: true, Values: values}, module.Fail(err.Error()+"; the configuration was committed but the network reload failed on a node: check its task log", values)
 	}
 	values["applied"] = true
+	if len(reapply) > 0 && len(again) == 0 {
+		return module.Result{Changed: true, Msg: fmt.Sprintf("applied again: the running SDN config had not reached %s (task %s)", strings.Join(zoneList(reapply), ", "), upid), Values: values}, nil
+	}
 	return module.Result{Changed: true, Msg: fmt.Sprintf("applied %s (task %s)", keys(again), upid), Diffs: []module.Diff{diff}, Values: values}, nil
 }
 
+// grace is how long giving the lock back may take once the run has failed: one api_timeout, even
+// after apply_timeout has passed, since a lock left held would block every other client.
+func grace(m *module.Module) time.Duration { return time.Duration(m.Int("api_timeout")) * time.Second }
+
 // release gives the lock back after a failure: by rolling back every pending change, or by
 // releasing it and leaving the changes staged.
-func release(ctx context.Context, api sdn.API, token, how string, cause error) error {
+func release(ctx context.Context, api sdn.API, token, how string, cause error, grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
 	var err error
 	if how == "rollback" {
 		err = api.Rollback(ctx, token)

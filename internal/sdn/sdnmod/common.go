@@ -32,15 +32,24 @@ func connect(m *module.Module) (sdn.API, error) {
 	return sdn.API{C: c, LockWait: time.Duration(m.Int("lock_wait")) * time.Second}, nil
 }
 
-// withTimeout bounds a run that may wait for an apply task.
-func withTimeout(m *module.Module) (context.Context, context.CancelFunc) {
-	d := time.Duration(m.Int("apply_timeout")) * time.Second
-	if d <= 0 {
-		d = 300 * time.Second
+// checkTimes refuses negative or unbounded waits before anything is read.
+func checkTimes(m *module.Module) error {
+	if v := m.Int("lock_wait"); v < 0 || v > 3600 {
+		return fmt.Errorf("lock_wait: %d seconds is outside 0..3600", v)
 	}
-	// Reads and writes are bounded by api_timeout each; this bounds the whole run.
-	d += time.Duration(m.Int("lock_wait")) * time.Second
-	return context.WithTimeout(m.Context(), d+time.Duration(m.Int("api_timeout"))*time.Second*4)
+	if v := m.Int("apply_timeout"); v < 1 || v > 86400 {
+		return fmt.Errorf("apply_timeout: %d seconds is outside 1..86400", v)
+	}
+	if v := m.Int("lock_wait"); v >= m.Int("apply_timeout") {
+		return fmt.Errorf("lock_wait: %d seconds must be shorter than apply_timeout (%d s), which bounds the whole run", v, m.Int("apply_timeout"))
+	}
+	return nil
+}
+
+// withTimeout bounds the whole run by apply_timeout: reads, waiting for the lock (lock_wait, at
+// most), writes and the apply task all share this one deadline.
+func withTimeout(m *module.Module) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(m.Context(), time.Duration(m.Int("apply_timeout"))*time.Second)
 }
 
 // stageResult turns a converge outcome into the module result shared by the staging modules.
@@ -76,12 +85,19 @@ func stageResult(out sdn.Outcome, check, apply bool) module.Result {
 	if out.UPID != "" {
 		task = out.UPID
 	}
-	res.Values = map[string]any{"objects": objs, "pending_objects": pending, "applied": out.Applied, "apply_task": task, "staged": out.Staged}
+	reapply := zoneList(out.Reapply)
+	res.Values = map[string]any{"objects": objs, "pending_objects": pending, "applied": out.Applied, "apply_task": task, "staged": out.Staged, "reapplied_for": reapply}
 	res.Msg = summary(out, check, apply)
 	return res
 }
 
 func summary(out sdn.Outcome, check, apply bool) string {
+	if len(out.Reapply) > 0 && len(out.Ops) == 0 {
+		if check {
+			return "would apply again: the running SDN config has not reached " + strings.Join(zoneList(out.Reapply), ", ")
+		}
+		return "applied again: the running SDN config had not reached " + strings.Join(zoneList(out.Reapply), ", ") + " (task " + out.UPID + ")"
+	}
 	if out.Applied && len(out.Ops) == 0 {
 		return "applied the changes staged earlier (task " + out.UPID + ")"
 	}
@@ -116,6 +132,14 @@ func summary(out sdn.Outcome, check, apply bool) string {
 	default:
 		return msg + "; staged, not applied: apply once with deevnet.tenant.pve_sdn_apply"
 	}
+}
+
+func zoneList(zs []sdn.ZoneStatus) []string {
+	parts := make([]string, len(zs))
+	for i, z := range zs {
+		parts[i] = z.String()
+	}
+	return parts
 }
 
 // converge runs the shared staging flow for a planned work.

@@ -1,8 +1,11 @@
 package sdnmod
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
+	"sort"
+	"strings"
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
@@ -49,9 +52,15 @@ func fabricSpecFrom(m *module.Module) (sdn.FabricSpec, error) {
 		if f.Prefix, err = netip.ParsePrefix(m.Str("ip_prefix")); err != nil {
 			return f, fmt.Errorf("ip_prefix: %w", err)
 		}
+		// Checked here, not only in Validate: the members' loopbacks are derived from it below.
+		if !f.Prefix.Addr().Is4() {
+			return f, fmt.Errorf("ip_prefix: %s must be an IPv4 prefix", f.Prefix)
+		}
 	}
 	if f.Protocol == "ospf" {
 		f.Area = m.Str("area")
+	} else if m.IsSet("area") {
+		return f, fmt.Errorf("area: applies to protocol ospf only, not %s; remove it", f.Protocol)
 	}
 	if m.Bool("manage_controller") {
 		f.Controller = site.Controller
@@ -97,12 +106,20 @@ func Fabric(m *module.Module) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
+	if err := checkTimes(m); err != nil {
+		return module.Result{}, err
+	}
 	api, err := connect(m)
 	if err != nil {
 		return module.Result{}, err
 	}
 	ctx, cancel := withTimeout(m)
 	defer cancel()
+	if m.Str("state") == "present" {
+		if err := checkNodes(ctx, api, spec.Nodes); err != nil {
+			return module.Result{}, err
+		}
+	}
 	w, err := sdn.PlanFabric(ctx, api, spec, m.Str("state") == "present", m.Bool("purge_nodes"))
 	if err != nil {
 		return module.Result{}, err
@@ -110,4 +127,28 @@ func Fabric(m *module.Module) (module.Result, error) {
 	res, err := converge(ctx, m, api, w)
 	res.Values["fabric"] = spec.ID
 	return res, err
+}
+
+// checkNodes refuses members that are not nodes of the cluster, before any write: PVE would
+// accept the fabric node and fail later with an unrelated message.
+func checkNodes(ctx context.Context, api sdn.API, members []sdn.FabricNode) error {
+	var rows []struct {
+		Node string `json:"node"`
+	}
+	if err := api.C.Get(ctx, "/nodes", nil, &rows); err != nil {
+		return fmt.Errorf("reading the cluster's nodes: %w", err)
+	}
+	have := make(map[string]bool, len(rows))
+	names := make([]string, 0, len(rows))
+	for _, r := range rows {
+		have[r.Node] = true
+		names = append(names, r.Node)
+	}
+	sort.Strings(names)
+	for i, n := range members {
+		if !have[n.Name] {
+			return fmt.Errorf("nodes[%d].name: %q is not a node of this cluster (nodes: %s)", i, n.Name, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }

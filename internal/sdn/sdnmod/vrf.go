@@ -3,6 +3,7 @@ package sdnmod
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
@@ -46,6 +47,11 @@ func vrfSpecFrom(m *module.Module) (sdn.VRFSpec, error) {
 	if m.IsSet("index") {
 		t, err := site.Tenant(name, m.Int("index"), 0, m.Int("vnet_count"))
 		if err != nil {
+			// The plan calls the count "vnets"; here that is the explicit list, so name the
+			// option the user set.
+			if rest, ok := strings.CutPrefix(err.Error(), "vnets: "); ok {
+				return v, fmt.Errorf("vnet_count: %s", rest)
+			}
 			return v, err
 		}
 		v.Owner, v.Zone, v.VRFVXLAN = t.OwnerTag, t.Zone, t.VRFVXLAN
@@ -106,6 +112,9 @@ func vrfSpecFrom(m *module.Module) (sdn.VRFSpec, error) {
 func VRF(m *module.Module) (module.Result, error) {
 	spec, err := vrfSpecFrom(m)
 	if err != nil {
+		return module.Result{}, err
+	}
+	if err := checkTimes(m); err != nil {
 		return module.Result{}, err
 	}
 	api, err := connect(m)

@@ -1,0 +1,147 @@
+package access
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/module/moduletest"
+	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
+	"github.com/deevnet/tenant/internal/sdn/sdnmod"
+)
+
+// runOther executes another module of the collection with the root token (builds what a
+// tenant owns, so that the access module has something to be refused on).
+func runOther(t *testing.T, srv *pvesim.Server, spec module.Spec, h module.Handler, args map[string]any) {
+	t.Helper()
+	_, secret := srv.RootToken()
+	all := map[string]any{"api_host": srv.Host(), "api_port": srv.Port(), "api_user": "root@pam",
+		"api_token_id": "sim", "api_token_secret": secret, "ca_path": srv.CAFile()}
+	for k, v := range args {
+		all[k] = v
+	}
+	if res, code := moduletest.Execute(t, spec, h, all); code != 0 {
+		t.Fatalf("setup %v: %v", args, res)
+	}
+}
+
+// refused runs the access module, wants it failed with field in msg, and 0 writes attempted.
+func refused(t *testing.T, srv *pvesim.Server, args map[string]any, field string) {
+	t.Helper()
+	srv.ResetStats()
+	res := run(t, srv, args)
+	msg, _ := res["msg"].(string)
+	if res["failed"] != true {
+		t.Fatalf("%v: accepted (%v writes): %v", args, srv.Stats().Writes, res)
+	}
+	if !strings.Contains(msg, field) {
+		t.Fatalf("%v: msg %q does not name %q", args, msg, field)
+	}
+	if w := srv.Stats().Writes; w != 0 {
+		t.Fatalf("%v: %d write(s) before the refusal (%q)", args, w, msg)
+	}
+}
+
+// A tenant given another tenant's index is refused before any write: once the other tenant's
+// VRF exists (its VNets' ownership marks), and already when only its access objects exist.
+func TestCrossTenantGrantRefused(t *testing.T) {
+	srv := startSim(t)
+	if res := run(t, srv, map[string]any{"name": "tdemo", "index": 1}); res["failed"] == true {
+		t.Fatalf("onboard tdemo: %v", res)
+	}
+	refused(t, srv, map[string]any{"name": "tother", "index": 1}, "index")
+	refused(t, srv, map[string]any{"name": "tother", "index": 1, "_ansible_check_mode": true}, "index")
+
+	runOther(t, srv, sdnmod.FabricSpec(), sdnmod.Fabric, map[string]any{
+		"nodes": []any{map[string]any{"name": "dv02hyp002p02", "interfaces": []any{"vmbr0.51"}}}, "apply": true})
+	runOther(t, srv, sdnmod.VRFSpec(), sdnmod.VRF, map[string]any{"name": "tdemo", "index": 1, "apply": true})
+	refused(t, srv, map[string]any{"name": "tother", "index": 1}, "index: 1 is tenant tdemo's")
+
+	// Without tdemo's access objects the VRF's marks alone refuse it.
+	if res := run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent"}); res["failed"] == true {
+		t.Fatalf("remove tdemo's access: %v", res)
+	}
+	refused(t, srv, map[string]any{"name": "tother", "index": 1}, `its vnet tn01v0 is marked "tenant-tdemo"`)
+
+	// tdemo itself and tother on its own index are fine.
+	for _, args := range []map[string]any{{"name": "tdemo", "index": 1}, {"name": "tother", "index": 2}} {
+		if res := run(t, srv, args); res["failed"] == true {
+			t.Fatalf("%v: %v", args, res)
+		}
+	}
+}
+
+// ACL paths only on objects that exist and are shared: the template, the storages, the bridges.
+func TestGrantTargetsChecked(t *testing.T) {
+	cfg := pvesim.DefaultConfig()
+	cfg.Templates = append(cfg.Templates,
+		pvesim.TemplateConfig{VMID: 9100, Node: "dv02hyp002p02", Name: "plain-vm", Config: map[string]string{"memory": "512"}},
+		pvesim.TemplateConfig{VMID: 9200, Node: "dv02hyp002p02", Name: "tdemo-golden", Template: true,
+			Config: map[string]string{"memory": "512", "template": "1", "tags": "tenant-tdemo"}},
+		pvesim.TemplateConfig{VMID: 10310, Node: "dv02hyp002p02", Name: "tdemo-stray",
+			Config: map[string]string{"memory": "512", "tags": "tenant-tdemo"}})
+	srv, err := pvesim.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	base := func(k string, v any) map[string]any { return map[string]any{"name": "tother", "index": 2, k: v} }
+	refused(t, srv, base("template", 99999), "template")
+	refused(t, srv, base("template", 9100), "template")
+	refused(t, srv, base("template", 9200), "template")
+	refused(t, srv, base("storages", []any{"nosuchstorage"}), "storages[0]")
+	refused(t, srv, base("storages", []any{"local-lvm", "x;y"}), "storages[1]")
+	refused(t, srv, base("bridges", []any{"vm br0;x"}), "bridges[0]")
+	refused(t, srv, base("bridges", []any{"vmbr0", ""}), "bridges[1]")
+	refused(t, srv, base("template", 42), "template")
+	// A guest of tdemo's in index 3's vmid range: index 3 is not free for tother.
+	refused(t, srv, map[string]any{"name": "tother", "index": 3}, "index: vmid 10310")
+	if res := run(t, srv, map[string]any{"name": "tother", "index": 2}); res["failed"] == true {
+		t.Fatalf("defaults: %v", res)
+	}
+}
+
+// Every refused input fails naming its field, with 0 writes sent to PVE.
+func TestBadInput(t *testing.T) {
+	srv := startSim(t)
+	if res := run(t, srv, map[string]any{"name": "tdemo", "index": 1}); res["failed"] == true {
+		t.Fatalf("onboard tdemo: %v", res)
+	}
+	type badCase struct {
+		name  string
+		args  map[string]any
+		field string
+	}
+	cases := []badCase{
+		{"another tenant's index", map[string]any{"index": 1}, "index"},
+		{"index 0 (the reference tenant)", map[string]any{"index": 0}, "index"},
+		{"index 64", map[string]any{"index": 64}, "index"},
+		{"index not a number", map[string]any{"index": "two"}, "index"},
+		{"name upper case", map[string]any{"name": "TOther"}, "name"},
+		{"name too long", map[string]any{"name": "t" + strings.Repeat("x", 20)}, "name"},
+		{"tdemo under another index", map[string]any{"name": "tdemo", "index": 3}, "index"},
+		{"template missing", map[string]any{"template": 99999}, "template"},
+		{"template below 100", map[string]any{"template": 7}, "template"},
+		{"storage missing", map[string]any{"storages": []any{"nosuchstorage"}}, "storages[0]"},
+		{"storage id format", map[string]any{"storages": []any{"a b"}}, "storages[0]"},
+		{"bridge id format", map[string]any{"bridges": []any{"vm br0;x"}}, "bridges[0]"},
+		{"bridge empty", map[string]any{"bridges": []any{""}}, "bridges[0]"},
+		{"state unknown", map[string]any{"state": "gone"}, "state"},
+		{"privsep not a bool", map[string]any{"privsep": "maybe"}, "privsep"},
+		{"unknown option", map[string]any{"acl": []any{"/"}}, "acl"},
+		{"site not a dict", map[string]any{"site": "x"}, "site"},
+	}
+	for _, c := range pvesimtest.BadConnections(t) {
+		cases = append(cases, badCase{c.Name, c.Args, c.Field})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := map[string]any{"name": "tother", "index": 2}
+			for k, v := range c.args {
+				args[k] = v
+			}
+			refused(t, srv, args, c.field)
+		})
+	}
+}
