@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// Site holds the substrate-wide values a tenant's identifiers are derived from. Every field is an
-// inventory variable with the seed's value as default.
+// Site holds the substrate-wide values a tenant's identifiers are derived from. Every field is a
+// key of the substrate inventory's substrate_site (docs/adr/0012-substrate-inventory.md).
 type Site struct {
 	Network      netip.Prefix // the site /16
 	Overlay      netip.Prefix // tenant overlays: one /24 per index
@@ -27,7 +27,11 @@ type Site struct {
 	Nodes        []string
 }
 
-// DefaultSite is the seed's site: mobile.deevnet.net on 10.20.0.0/16.
+// DefaultSite is the seed's site (SEED.md): mobile.deevnet.net on 10.20.0.0/16, one node
+// dv02hyp002p02. This is the one place the seed's values live (ADR-0012): a module called without
+// `site` (a one-off tenant_plan) uses them. The playbooks never do: they pass the complete site
+// derived from substrate_site, which has no defaults, so a substrate inventory that leaves a key
+// out is refused instead of silently getting this homelab's value.
 func DefaultSite() Site {
 	return Site{
 		Network:      netip.MustParsePrefix("10.20.0.0/16"),

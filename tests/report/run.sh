@@ -72,7 +72,7 @@ curl -sf -X PATCH -H "X-API-Key: $key" "$pdns/api/v1/servers/localhost/zones/tde
   -d '{"rrsets":[{"name":"tdemo-1.tdemo.mobile.deevnet.net.","type":"A","changetype":"DELETE"}]}' >/dev/null
 before=$(stat -c %Y "$report")
 sleep 1
-if "$PLAYBOOK" -i "$ROOT/extensions/molecule/shared/inventory.yml" -e lab_dir="$DIR" "$ROOT/tests/report/verify-tdemo.yml" \
+if "$PLAYBOOK" -i "$ROOT/extensions/molecule/shared/inventory" -e lab_dir="$DIR" "$ROOT/tests/report/verify-tdemo.yml" \
      > "$DIR/verify-failed.log" 2>&1; then
   fail "verify passed with tdemo-1 stopped and its A record gone"
 elif grep -q 'checks failed: .*A record through the resolver tdemo-1.*VM running tdemo-1' "$DIR/verify-failed.log"; then

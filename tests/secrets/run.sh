@@ -41,7 +41,7 @@ fails=0
 run() {
   local want=$1 label=$2 rc; shift 2
   echo "=== $label: ansible-playbook $*" >>"$OUT"
-  "$VENV/bin/ansible-playbook" -vvv --diff -i "$SHARED/inventory.yml" "$@" >>"$OUT" 2>&1; rc=$?
+  "$VENV/bin/ansible-playbook" -vvv --diff -i "$SHARED/inventory" "$@" >>"$OUT" 2>&1; rc=$?
   if { [ "$want" = ok ] && [ $rc -ne 0 ]; } || { [ "$want" = fail ] && [ $rc -eq 0 ]; }; then
     echo "test-secrets: $label: rc $rc, expected $want"; tail -40 "$OUT" | grep -v -F -f <(secrets) ; fails=$((fails + 1))
   else echo "test-secrets: $label: rc $rc ($want, as expected)"; fi

@@ -32,7 +32,8 @@ up(){
     (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$PVESIM" ./cmd/pvesim)
   fi
   rm -f "$DIR/pvesim-token.json"
-  setsid "$PVESIM" --listen 127.0.0.1:0 --ca-out "$DIR/pvesim-ca.pem" --token-out "$DIR/pvesim-token.json" \
+  # The cluster's nodes are examples/substrate's hypervisors (LAB_PVESIM_CONFIG overrides).
+  setsid "$PVESIM" --listen 127.0.0.1:0 --config "${LAB_PVESIM_CONFIG:-$ROOT/extensions/molecule/shared/pvesim.yml}" --ca-out "$DIR/pvesim-ca.pem" --token-out "$DIR/pvesim-token.json" \
     > "$DIR/pvesim.log" 2>&1 < /dev/null & echo $! > "$DIR/pvesim.pid"
   for _ in $(seq 1 200); do
     [ -s "$DIR/pvesim-token.json" ] && break
