@@ -77,6 +77,8 @@ Look at it:
   curl -s --cacert $DIR/pvesim-ca.pem -H "Authorization: PVEAPIToken=\$(sed -n 's/^ *api_user: //p' $DIR/attachments/tdemo.yml)!iac=\$(sed -n 's/^ *api_token_secret: //p' $DIR/attachments/tdemo.yml)" \\
        $(url)/api2/json/nodes/dv02hyp002p02/qemu/10101/config
   cat $DIR/tenants.yml            # the index registry (ADR-0009)
+  # what PVE 9 writes on each node at SDN apply (rendered by pvesim; files: etc/frr/frr.conf, etc/frr/daemons.pve)
+  curl -s --cacert $DIR/pvesim-ca.pem $(url)/_sim/nodes/dv02hyp002p02/files/etc/network/interfaces.d/sdn
 
 Site report (tdemo + tother, read back from pvesim and the resolver, with every check's outcome):
   $(report_path)
