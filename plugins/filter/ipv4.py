@@ -9,7 +9,6 @@ import ipaddress
 from ansible.errors import AnsibleFilterError
 
 
-
 def _net(value, what):
     try:
         return ipaddress.IPv4Network(str(value), strict=False)

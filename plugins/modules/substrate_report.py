@@ -8,7 +8,7 @@ DOCUMENTATION = r'''
 module: substrate_report
 short_description: Read a substrate back and render the operator's report (Markdown with a Mermaid topology)
 version_added: 0.1.0
-author: deevnet.tenant developers
+author: deevnet.tenant developers (@deevnet)
 description:
   - Reads the substrate back from the Proxmox VE API with GET requests only - the nodes, the SDN fabric and its
     members (VTEP loopbacks), the controllers, the applied zones, VNets and subnets, every guest (C(/cluster/resources))

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+# pylint: disable=disallowed-name,subprocess-run-check  # test tooling: "_" discards, exit codes read by hand
 """make bench-tenant: one tenant converged by deevnet.tenant and by community.proxmox, and many tenants by ours.
 
 Against one pvesim (--latency, 20 ms by default), through ansible-playbook, for each ansible-core given
@@ -250,10 +250,10 @@ class Runner:
     def plans(self, ts, venv):
         """tenant_plan for each tenant (untimed): names the objects the peer must make."""
         pb = play('plans', [{'name': 'plan', 'deevnet.tenant.tenant_plan': {'name': '{{ item.name }}', 'index': '{{ item.index }}'},
-                              'loop': ts, 'register': 'p'},
-                             {'name': 'save', 'ansible.builtin.copy': {
-                                 'content': "{{ p.results | map(attribute='tenant') | list | to_json }}",
-                                 'dest': str(self.work / 'plans.json')}}], {})
+                             'loop': ts, 'register': 'p'},
+                            {'name': 'save', 'ansible.builtin.copy': {
+                                'content': "{{ p.results | map(attribute='tenant') | list | to_json }}",
+                                'dest': str(self.work / 'plans.json')}}], {})
         _, _, ok = self.playbook(venv, pb, 'plans')
         if not ok:
             sys.exit('tenant_plan failed')

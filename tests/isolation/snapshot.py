@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """snapshot.py LAB_DIR TENANT: print a JSON snapshot of everything tenant TENANT owns in the lab
 (extensions/molecule/shared/lab.sh), every object found by its exact id from the tenant's index
 (ADR-0002) - never by a name substring - plus the shared fabric. Two snapshots taken around another

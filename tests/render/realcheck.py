@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+# pylint: disable=disallowed-name,subprocess-run-check  # test tooling: "_" discards, exit codes read by hand
 """realcheck.py NODE_DIR -- check one node's rendered SDN files with the real tools (run inside the
 Debian tree, scripts/debian-tree.sh): ifupdown2 and FRR 8.4.
 

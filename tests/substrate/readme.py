@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """README's substrate variable table, generated from roles/substrate/meta/argument_specs.yml.
 
   readme.py --check   exit 1 (with a diff) when README.md's table differs from the specs
