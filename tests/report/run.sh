@@ -38,8 +38,13 @@ cp "$report" "$OUT/demo.md"
 # 2. Drawn in a browser; every tenant in the picture; all checks passed; no secret.
 if "$ROOT/tests/report/render.sh" "$report" "$OUT/demo" >/dev/null; then pass "mermaid-cli + Chromium draw the demo's report without error"
 else fail "the demo's report does not render"; fi
+# Every fabric member with its VTEP, as the substrate inventory the demo uses declares them.
+vteps=()
+for hv in "$ROOT"/examples/substrate/inventory/host_vars/*.yml; do
+  vteps+=("VTEP $(sed -n 's/^ *loopback: *\([0-9.]*\).*/\1/p' "$hv")")
+done
 for want in "tdemo · index 1" vrf_tn01 "VM tdemo-1" 10.20.129.10 "tother · index 2" vrf_tn02 "VM tother-1" 10.20.130.10 \
-            "VTEP 10.20.255.1" "Perimeter" "Resolver 10.20.99.1"; do
+            "${vteps[@]}" "Perimeter" "Resolver 10.20.99.1"; do
   if grep -qF "$want" "$OUT/demo.svg" 2>/dev/null; then pass "picture holds '$want'"; else fail "picture lacks '$want'"; fi
 done
 if grep -q '^\*\*All [0-9]* checks passed\.\*\*$' "$report" && ! grep -qF 'FAIL' "$report"; then
