@@ -6,12 +6,19 @@ ROOT      := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 GO        ?= go
 VENV      ?= $(ROOT)/.venv
 BIN_DIR   := $(ROOT)/plugins/modules
-# Every cmd/<name> is an Ansible module except the simulator, which tests and the demo run.
+# Every cmd/<name> is an Ansible module except the simulator, which tests and the demo run, and the
+# multi-call binary cmd/tenant_modules, which holds the controller-side modules.
 TOOLS     := pvesim
-MODULES   := $(filter-out $(TOOLS),$(notdir $(patsubst %/main.go,%,$(wildcard $(ROOT)/cmd/*/main.go))))
+MULTICALL := tenant_modules
+MODULES   := $(filter-out $(TOOLS) $(MULTICALL),$(notdir $(patsubst %/main.go,%,$(wildcard $(ROOT)/cmd/*/main.go))))
+# What the collection ships per platform (docs/adr/0011-binary-selection.md): the multi-call binary
+# and the modules with a binary of their own (copied to the hypervisor on every task, kept small).
+STANDALONE_MODULES := transit_route
+SHIPPED_BINARIES   := $(MULTICALL) $(STANDALONE_MODULES)
 # Static, stripped, reproducible: the binary is copied to the target host on every task.
+# nethttpomithttp2: PVE's API speaks HTTP/1.1; net/http's HTTP/2 code is 0.15 MB (gzip) per binary.
 # CGO stays on for `go test -race`; the binaries are built with CGO_ENABLED=0.
-GOFLAGS_BUILD := -trimpath -buildvcs=false -ldflags='-s -w -buildid='
+GOFLAGS_BUILD := -trimpath -buildvcs=false -tags=nethttpomithttp2 -ldflags='-s -w -buildid='
 
 .DEFAULT_GOAL := all
 TEST_TARGETS  :=
@@ -24,18 +31,19 @@ BENCH_TARGETS :=
 all: build
 
 help:
-	@echo 'make build        build every module into plugins/modules/__bin (linux/amd64, static)'
+	@echo 'make build        the shipped module binaries into plugins/modules/__bin (linux/amd64, static)'
 	@echo 'make tools        build bin/pvesim'
 	@echo 'make test         everything CI runs: go vet, gofmt, golangci-lint, go test -race, then $$(TEST_TARGETS)'
 	@echo 'make bench        go test -bench for every package, then $$(BENCH_TARGETS)'
 	@echo 'make fuzz         each fuzz target for FUZZTIME (default 20s)'
 	@echo 'make dist         the collection tarball in dist/ (mk/ansible.mk)'
 
-# linux/amd64, what the hypervisor and most controllers run, for every module; `make build-all`
-# (mk/ansible.mk) adds the other platforms. The action plugin picks <module>_<os>_<arch> for the
-# target host (docs/adr/0011-binary-selection.md); a binary beside its .py doc stub would hide the
-# module from ansible-doc --list, hence the __bin directory.
-build: $(foreach m,$(MODULES),$(BIN_DIR)/__bin/$(m)_linux_amd64)
+# linux/amd64, what the hypervisor and most controllers run; `make build-all` (mk/ansible.mk) adds
+# the other platforms. The action plugin runs __bin/<module>_<os>_<arch> when it exists, else
+# __bin/tenant_modules_<os>_<arch> told which module to be (docs/adr/0011-binary-selection.md); a
+# binary beside a .py doc stub would hide the module from ansible-doc --list, hence __bin.
+# The per-module mains cmd/<module> are for development; `go vet ./...` compiles them.
+build: $(foreach b,$(SHIPPED_BINARIES),$(BIN_DIR)/__bin/$(b)_linux_amd64)
 
 $(BIN_DIR)/__bin/%_linux_amd64: FORCE
 	@mkdir -p $(@D)

@@ -3,8 +3,12 @@
 #
 #   make venv               .venv: newest ansible-core (requirements.txt) on the newest Python >= 3.12
 #   make venv-oldest        .venv-oldest: the oldest ansible-core meta/runtime.yml admits (requirements-oldest.txt)
-#   make build-all          plugins/modules/__bin/<module>_<os>_<arch> for $(MODULE_PLATFORMS)
+#   make build-all          plugins/modules/__bin/<binary>_<os>_<arch> for $(MODULE_PLATFORMS)
 #   make collection / dist  dist/deevnet-tenant-<version>.tar.gz
+#   make test-manifest      the tarball holds exactly tests/manifest/expected.txt, also with strays in the tree
+#   make test-sanity        ansible-test sanity (validate-modules, pep8, pylint, ansible-doc, import, ...) on both
+#   make test-release       pending changelog fragments come with a version bump in galaxy.yml
+#   make test-platforms     linux/arm64 binaries run under qemu-user; darwin binaries are Mach-O for their CPU
 #   make install-collection the tarball installed into $(ROOT)/.ansible/collections (an empty path)
 #   make test-ansible       lint, docs, unit tests, playbooks; newest and oldest ansible-core
 #   make bench-ansible      100 tenant_plan tasks against 100 ping tasks, platform detection cost
@@ -22,11 +26,13 @@ PYTHON_OLDEST ?= $(shell $(ROOT)/tests/ansible/python.sh 3.11 3.13)
 
 # Where the go_module action plugin looks (docs/adr/0011-binary-selection.md).
 MODULE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
-# Modules that only ever run on a Linux hypervisor (netlink) are built for Linux only.
+# Binaries that only ever run on a Linux hypervisor (netlink) are built for Linux only.
 LINUX_ONLY_MODULES ?= transit_route
 platforms_of = $(if $(filter $(1),$(LINUX_ONLY_MODULES)),$(filter linux/%,$(MODULE_PLATFORMS)),$(MODULE_PLATFORMS))
 PLATFORM_BIN_DIR := $(BIN_DIR)/__bin
-# A module ships when it has a doc stub plugins/modules/<m>.py; a cmd/<m> without one is not packaged.
+# A module ships when it has a doc stub plugins/modules/<m>.py; its code is in the multi-call
+# binary (internal/module/registry, whose test checks it against the stubs) or, for
+# $(STANDALONE_MODULES), in a binary of its own.
 ANSIBLE_MODULES ?= $(sort $(basename $(notdir $(wildcard $(BIN_DIR)/*.py))))
 
 COLLECTION_VERSION := $(shell sed -n 's/^version: *//p' $(ROOT)/galaxy.yml)
@@ -35,7 +41,7 @@ COLLECTION_TARBALL := $(DIST_DIR)/deevnet-tenant-$(COLLECTION_VERSION).tar.gz
 # Override both to keep a private copy when several people build in one tree.
 COLLECTIONS_DIR    ?= $(ROOT)/.ansible/collections
 
-.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible bench-ansible clean-ansible
+.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible test-manifest manifest-update test-sanity test-release test-platforms bench-ansible clean-ansible
 
 venv: $(VENV)/.stamp
 venv-oldest: $(VENV_OLDEST)/.stamp
@@ -55,24 +61,23 @@ $(VENV_OLDEST)/.stamp: $(ROOT)/requirements-oldest.txt
 	$(VENV_OLDEST)/bin/python -m pip install -q --disable-pip-version-check -r $<
 	touch $@
 
-# One static binary per module and platform, under __bin: beside its .py doc stub a binary named
-# as the module would hide the module from ansible-doc --list (ADR-0011).
-PLATFORM_BINARIES := $(foreach m,$(ANSIBLE_MODULES),$(foreach p,$(call platforms_of,$(m)),$(PLATFORM_BIN_DIR)/$(m)_$(subst /,_,$(p))))
+# One static binary per shipped binary and platform, under __bin: beside a .py doc stub a binary
+# named as the module would hide the module from ansible-doc --list (ADR-0011).
+PLATFORM_BINARIES := $(foreach b,$(SHIPPED_BINARIES),$(foreach p,$(call platforms_of,$(b)),$(PLATFORM_BIN_DIR)/$(b)_$(subst /,_,$(p))))
 
 build-all: $(PLATFORM_BINARIES)
 	@test -n "$(ANSIBLE_MODULES)" || { echo 'no plugins/modules/*.py doc stubs: nothing to build'; exit 1; }
 	@rm -f $(filter-out $(PLATFORM_BINARIES),$(wildcard $(PLATFORM_BIN_DIR)/*))
 
-# One rule per module and platform, so that `make -j` builds them in parallel; always rebuilt (the
+# One rule per binary and platform, so that `make -j` builds them in parallel; always rebuilt (the
 # Go build cache makes an unchanged one cheap).
 define platform_binary_rule
 $(PLATFORM_BIN_DIR)/$(1)_$(2)_$(3):
-	@test -f $(ROOT)/cmd/$(1)/main.go || { echo "plugins/modules/$(1).py has no cmd/$(1)/main.go"; exit 1; }
 	@mkdir -p $(PLATFORM_BIN_DIR)
-	cd $(ROOT) && CGO_ENABLED=0 GOOS=$(2) GOARCH=$(3) $(GO) build -trimpath -buildvcs=false -ldflags='-s -w -buildid=' -o $$@ ./cmd/$(1)
+	cd $(ROOT) && CGO_ENABLED=0 GOOS=$(2) GOARCH=$(3) $(GO) build $(GOFLAGS_BUILD) -o $$@ ./cmd/$(1)
 endef
-$(foreach m,$(ANSIBLE_MODULES),$(foreach p,$(call platforms_of,$(m)),\
-  $(eval $(call platform_binary_rule,$(m),$(word 1,$(subst /, ,$(p))),$(word 2,$(subst /, ,$(p)))))))
+$(foreach b,$(SHIPPED_BINARIES),$(foreach p,$(call platforms_of,$(b)),\
+  $(eval $(call platform_binary_rule,$(b),$(word 1,$(subst /, ,$(p))),$(word 2,$(subst /, ,$(p)))))))
 .PHONY: $(PLATFORM_BINARIES)
 
 # `build` is the lead's target (root Makefile): it checks every module compiles for linux/amd64.
@@ -88,6 +93,29 @@ install-collection: collection
 	rm -rf $(COLLECTIONS_DIR)
 	$(VENV)/bin/ansible-galaxy collection install --force -p $(COLLECTIONS_DIR) $(COLLECTION_TARBALL)
 
+# The tarball holds exactly tests/manifest/expected.txt; `make manifest-update` rewrites it after
+# a file is deliberately added to or removed from what ships.
+test-manifest: collection
+	$(ROOT)/tests/manifest/check.sh --venv $(VENV) --tarball $(COLLECTION_TARBALL)
+manifest-update: collection
+	$(ROOT)/tests/manifest/check.sh --venv $(VENV) --tarball $(COLLECTION_TARBALL) --update
+
+# linux/arm64 binaries under qemu-user (tenant_plan, pve_tenant_access on pvesim, nsupdate_tsig on
+# the DNS lab's PowerDNS, transit_route's argument check); darwin binaries' Mach-O headers.
+test-platforms: build-all tools venv
+	$(ROOT)/tests/platforms/run.sh --bin-dir $(PLATFORM_BIN_DIR) --pvesim $(ROOT)/bin/pvesim --venv $(VENV)
+
+# The version bump rule (README.md, Releasing): pending changelog fragments need a version above the last release.
+test-release: venv
+	$(ROOT)/tests/release/check-version.sh --venv $(VENV)
+
+# ansible-test sanity on newest and oldest ansible-core (tests/sanity/run.sh: offline but for PyPI).
+test-sanity: venv venv-oldest
+	@rc=0; \
+	$(ROOT)/tests/sanity/run.sh --venv $(VENV) || rc=1; \
+	$(ROOT)/tests/sanity/run.sh --venv $(VENV_OLDEST) || rc=1; \
+	exit $$rc
+
 # Both ansible-core versions run even when the first fails, so one run shows every failure.
 test-ansible: install-collection venv venv-oldest
 	@rc=0; \
@@ -102,5 +130,5 @@ bench-ansible: install-collection venv
 clean-ansible:
 	rm -rf $(PLATFORM_BIN_DIR) $(COLLECTIONS_DIR) $(COLLECTION_TARBALL)
 
-TEST_TARGETS  += test-ansible
+TEST_TARGETS  += test-ansible test-manifest test-sanity test-release test-platforms
 BENCH_TARGETS += bench-ansible

@@ -18,8 +18,8 @@ bench-route:
 	GUEST_RUN='^$$' GUEST_BENCH='VRF$$' GUEST_TIMEOUT=$(ROUTE_GUEST_TIMEOUT) timeout $(ROUTE_GUEST_TIMEOUT) $(ROOT)/test/guest/run.sh -test.benchtime=5x
 
 route-size:
-	cd $(ROOT) && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BUILD) -o $(BIN_DIR)/transit_route ./cmd/transit_route
-	@stat -c '%n %s bytes' $(BIN_DIR)/transit_route
+	cd $(ROOT) && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BUILD) -o $(ROOT)/bin/transit_route ./cmd/transit_route
+	@stat -c '%n %s bytes' $(ROOT)/bin/transit_route
 
 TEST_TARGETS  += test-route
 BENCH_TARGETS += bench-route

@@ -18,6 +18,8 @@ PACKAGES=(
   mmdebstrap
   # the site report's render test: headless Chromium for mermaid-cli (tests/report/render.sh)
   chromium
+  # the linux/arm64 module binaries run under qemu-user (make test-platforms); `file` names binaries
+  qemu-user-static file
 )
 
 # A package's postinst must never start its daemon here: an unbound started as a service would

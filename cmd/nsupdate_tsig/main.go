@@ -1,10 +1,8 @@
-// Command nsupdate_tsig is the Ansible module that converges DNS record sets over TSIG-signed
-// RFC 2136 updates, forward and reverse, with an ownership registry (ADR-0004).
+// Command nsupdate_tsig is the deevnet.tenant.nsupdate_tsig Ansible module on its own (plugins/modules/nsupdate_tsig.py); the
+// collection ships it inside the multi-call binary cmd/tenant_modules. Both dispatch on
+// internal/module/registry.
 package main
 
-import (
-	"github.com/deevnet/tenant/internal/dnsupdate/nsmodule"
-	"github.com/deevnet/tenant/internal/module"
-)
+import "github.com/deevnet/tenant/internal/module/registry"
 
-func main() { module.Run(nsmodule.Spec(), nsmodule.Handle) }
+func main() { registry.Main("nsupdate_tsig") }

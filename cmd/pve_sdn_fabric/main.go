@@ -1,9 +1,8 @@
-// Command pve_sdn_fabric is the deevnet.tenant.pve_sdn_fabric Ansible module (see plugins/modules/pve_sdn_fabric.py).
+// Command pve_sdn_fabric is the deevnet.tenant.pve_sdn_fabric Ansible module on its own (plugins/modules/pve_sdn_fabric.py); the
+// collection ships it inside the multi-call binary cmd/tenant_modules. Both dispatch on
+// internal/module/registry.
 package main
 
-import (
-	"github.com/deevnet/tenant/internal/module"
-	"github.com/deevnet/tenant/internal/sdn/sdnmod"
-)
+import "github.com/deevnet/tenant/internal/module/registry"
 
-func main() { module.Run(sdnmod.FabricSpec(), sdnmod.Fabric) }
+func main() { registry.Main("pve_sdn_fabric") }

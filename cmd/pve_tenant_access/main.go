@@ -1,10 +1,8 @@
-// Command pve_tenant_access is the Ansible module that converges a tenant's PVE access objects
-// (pool, user, API token, ACLs) from its name and index. The logic lives in internal/access.
+// Command pve_tenant_access is the deevnet.tenant.pve_tenant_access Ansible module on its own (plugins/modules/pve_tenant_access.py); the
+// collection ships it inside the multi-call binary cmd/tenant_modules. Both dispatch on
+// internal/module/registry.
 package main
 
-import (
-	"github.com/deevnet/tenant/internal/access"
-	"github.com/deevnet/tenant/internal/module"
-)
+import "github.com/deevnet/tenant/internal/module/registry"
 
-func main() { module.Run(access.Spec(), access.Handle) }
+func main() { registry.Main("pve_tenant_access") }

@@ -1,33 +1,8 @@
-// Command tenant_plan is the Ansible module that derives every identifier of a tenant from its
-// name and index (ADR-0002). It does no I/O and never changes anything.
+// Command tenant_plan is the deevnet.tenant.tenant_plan Ansible module on its own (plugins/modules/tenant_plan.py); the
+// collection ships it inside the multi-call binary cmd/tenant_modules. Both dispatch on
+// internal/module/registry.
 package main
 
-import (
-	"github.com/deevnet/tenant/internal/module"
-	"github.com/deevnet/tenant/internal/plan"
-)
+import "github.com/deevnet/tenant/internal/module/registry"
 
-var spec = module.Spec{
-	SupportsCheckMode: true,
-	Options: map[string]*module.Option{
-		"name":  {Type: module.TypeStr, Required: true},
-		"index": {Type: module.TypeInt, Required: true},
-		"site":  {Type: module.TypeDict, Default: map[string]any{}},
-		"vms":   {Type: module.TypeInt, Default: 1},
-		"vnets": {Type: module.TypeInt, Default: 1},
-	},
-}
-
-func handle(m *module.Module) (module.Result, error) {
-	site, err := plan.SiteFromMap(m.Dict("site"))
-	if err != nil {
-		return module.Result{}, err
-	}
-	t, err := site.Tenant(m.Str("name"), m.Int("index"), m.Int("vms"), m.Int("vnets"))
-	if err != nil {
-		return module.Result{}, err
-	}
-	return module.Result{Values: map[string]any{"tenant": t.Map(), "site": site.Map()}}, nil
-}
-
-func main() { module.Run(spec, handle) }
+func main() { registry.Main("tenant_plan") }

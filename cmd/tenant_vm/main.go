@@ -1,10 +1,8 @@
-// Command tenant_vm is the deevnet.tenant.tenant_vm Ansible module: a tenant's VMs cloned from a
-// template into its pool, on its VNet, addressed by cloud-init, in one idempotent task.
+// Command tenant_vm is the deevnet.tenant.tenant_vm Ansible module on its own (plugins/modules/tenant_vm.py); the
+// collection ships it inside the multi-call binary cmd/tenant_modules. Both dispatch on
+// internal/module/registry.
 package main
 
-import (
-	"github.com/deevnet/tenant/internal/module"
-	"github.com/deevnet/tenant/internal/vm"
-)
+import "github.com/deevnet/tenant/internal/module/registry"
 
-func main() { module.Run(vm.Spec(), vm.Handle) }
+func main() { registry.Main("tenant_vm") }

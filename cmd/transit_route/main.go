@@ -27,4 +27,10 @@ var spec = module.Spec{
 	SupportsCheckMode: true,
 }
 
-func main() { module.Run(spec, route.Handler) }
+// Its own binary, not a registry entry: it is copied to the hypervisor on every task and must stay
+// small (docs/adr/0011-binary-selection.md).
+func main() {
+	module.Main("transit_route", func(name string) (module.Entry, bool) {
+		return module.Entry{Spec: spec, Handler: route.Handler}, name == "transit_route"
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -47,6 +48,23 @@ func Fail(msg string, values map[string]any) error { return &failure{msg: msg, v
 // Run is a module's whole main(): it reads the args file named by os.Args[1], validates it, calls
 // h, prints exactly one JSON object on stdout and exits 0, or 1 when the module failed.
 func Run(spec Spec, h Handler) {
+	Main("", func(string) (Entry, bool) { return Entry{Spec: spec, Handler: h}, true })
+}
+
+// Entry is one module of a binary: its argument spec and its handler.
+type Entry struct {
+	Spec    Spec
+	Handler Handler
+}
+
+// SelectKey is the argument by which the go_module action plugin (plugins/action/go_module.py)
+// names the module a binary is to be, as "<namespace>.<collection>.<module>"; one binary holds
+// several modules (docs/adr/0011-binary-selection.md). It is never a module option.
+const SelectKey = "_deevnet_tenant_module"
+
+// Main is the main() of a binary holding one or more modules. The module is the one SelectKey
+// names in the args file, else def; lookup gives its spec and handler. The protocol is Run's.
+func Main(def string, lookup func(name string) (Entry, bool)) {
 	// Anything a library prints to stdout would corrupt the one JSON object Ansible reads, so
 	// stdout is handed only to the final write.
 	stdout := os.Stdout
@@ -56,7 +74,7 @@ func Run(spec Spec, h Handler) {
 		argsFile = os.Args[1]
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	result, code := execute(ctx, argsFile, os.Getenv, spec, h)
+	result, code := execute(ctx, argsFile, os.Getenv, def, lookup)
 	stop()
 	out, err := json.Marshal(result)
 	if err != nil {
@@ -69,12 +87,41 @@ func Run(spec Spec, h Handler) {
 
 // Execute is Run without the process, for tests: it returns the result object and exit code.
 func Execute(argsFile string, getenv func(string) string, spec Spec, h Handler) (map[string]any, int) {
-	return execute(context.Background(), argsFile, getenv, spec, h)
+	return execute(context.Background(), argsFile, getenv, "", func(string) (Entry, bool) { return Entry{Spec: spec, Handler: h}, true })
 }
 
-func execute(ctx context.Context, argsFile string, getenv func(string) string, spec Spec, h Handler) (result map[string]any, code int) {
+// ExecuteNamed is Main without the process, for tests.
+func ExecuteNamed(argsFile string, getenv func(string) string, def string, lookup func(string) (Entry, bool)) (map[string]any, int) {
+	return execute(context.Background(), argsFile, getenv, def, lookup)
+}
+
+// selectModule takes SelectKey out of the arguments and returns the module's name (as the task
+// named it, for messages) and its entry.
+func selectModule(raw map[string]any, def string, lookup func(string) (Entry, bool)) (string, Entry, error) {
+	full, leaf := "", def
+	if v, given := raw[SelectKey]; given {
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return "", Entry{}, fmt.Errorf("%s must name a module, got %v", SelectKey, v)
+		}
+		full, leaf = s, s[strings.LastIndex(s, ".")+1:]
+		delete(raw, SelectKey)
+	}
+	e, ok := lookup(leaf)
+	switch {
+	case ok && e.Handler != nil:
+		return full, e, nil
+	case full == "":
+		return "", Entry{}, fmt.Errorf("this binary holds several modules: the argument %s must name one (the action plugin deevnet.tenant.go_module sets it)", SelectKey)
+	default:
+		return "", Entry{}, fmt.Errorf("this binary has no module %q", full)
+	}
+}
+
+func execute(ctx context.Context, argsFile string, getenv func(string) string, def string, lookup func(string) (Entry, bool)) (result map[string]any, code int) {
 	name := moduleName()
 	m := &Module{Name: name, ctx: ctx, mask: newMasker(nil)}
+	var spec Spec
 	defer func() {
 		// A panic is a failed result, never a stack trace on stdout.
 		if r := recover(); r != nil {
@@ -89,6 +136,15 @@ func execute(ctx context.Context, argsFile string, getenv func(string) string, s
 	if n, ok := raw["_ansible_module_name"].(string); ok && n != "" {
 		m.Name = n
 	}
+	selected, entry, err := selectModule(raw, def, lookup)
+	if err != nil {
+		return m.finish(spec, nil, err)
+	}
+	if selected != "" {
+		// Ansible names the binary file (…__bin.tenant_modules_linux_amd64), not the module.
+		m.Name = selected
+	}
+	spec, h := entry.Spec, entry.Handler
 	m.CheckMode = flag(raw, "_ansible_check_mode")
 	m.DiffMode = flag(raw, "_ansible_diff")
 	if v, err := toInt(raw["_ansible_verbosity"]); err == nil {

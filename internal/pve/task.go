@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	proxmox "github.com/luthermonson/go-proxmox"
 )
 
 // ParseUPID returns the node of a worker task id "UPID:<node>:<pid>:<pstart>:<starttime>:<type>:<id>:<user>:".
@@ -23,26 +21,29 @@ func ParseUPID(upid string) (node, typ string, err error) {
 // WaitTask polls a worker task until it stops and returns nil only when its exit status is "OK".
 // A failed task gives a *TaskError with the tail of its log.
 func (c *Client) WaitTask(ctx context.Context, upid string) error {
-	if _, _, err := ParseUPID(upid); err != nil {
+	node, _, err := ParseUPID(upid)
+	if err != nil {
 		return err
 	}
+	path := fmt.Sprintf("/nodes/%s/tasks/%s/status", url.PathEscape(node), url.PathEscape(upid))
 	interval := c.cfg.PollInterval
-	for attempt := 1; ; {
-		// A fresh Task per poll: go-proxmox's Ping copies the answer over the Task, so an
-		// answer without "upid" would blank the id for the next poll.
-		task := proxmox.NewTask(proxmox.UPID(upid), c.api)
-		err := task.Ping(ctx)
-		if err != nil {
-			err = unwrapTransport(err)
-			if attempt >= c.cfg.Retries || !retryable("GET", err) || ctx.Err() != nil {
-				return fmt.Errorf("task %s status: %w", upid, err)
-			}
-			attempt++
-		} else if task.Status == "stopped" {
-			if task.ExitStatus == "OK" {
+	for {
+		// A plain status read rather than go-proxmox's Task: Task's JSON decoding goes through
+		// jinzhu/copier, whose reflect.MethodByName makes the linker keep every exported method of
+		// every go-proxmox type (+1.6 MB in each module binary, docs/adr/0011-binary-selection.md).
+		// Get retries transient failures itself.
+		var st struct {
+			Status     string `json:"status"`
+			ExitStatus string `json:"exitstatus"`
+		}
+		if err := c.Get(ctx, path, nil, &st); err != nil {
+			return fmt.Errorf("task %s status: %w", upid, err)
+		}
+		if st.Status == "stopped" {
+			if st.ExitStatus == "OK" {
 				return nil
 			}
-			return &TaskError{UPID: upid, ExitStatus: task.ExitStatus, LogTail: c.taskLogTail(ctx, upid, 10)}
+			return &TaskError{UPID: upid, ExitStatus: st.ExitStatus, LogTail: c.taskLogTail(ctx, upid, 10)}
 		}
 		select {
 		case <-ctx.Done():

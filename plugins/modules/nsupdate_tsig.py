@@ -6,7 +6,7 @@ DOCUMENTATION = r'''
 module: nsupdate_tsig
 short_description: Converge DNS record sets over TSIG-signed RFC 2136 dynamic updates
 version_added: 0.1.0
-author: deevnet.tenant developers
+author: deevnet.tenant developers (@deevnet)
 description:
   - Reads the current record sets from the primary server, computes the difference to the requested state,
     and sends B(one) TSIG-signed UPDATE per zone (ADR-0004). Nothing is sent when nothing differs.

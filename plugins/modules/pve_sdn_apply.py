@@ -8,7 +8,7 @@ DOCUMENTATION = r'''
 module: pve_sdn_apply
 short_description: Apply the Proxmox VE SDN changes a run staged, once, under the SDN lock
 version_added: 0.1.0
-author: deevnet.tenant developers
+author: deevnet.tenant developers (@deevnet)
 description:
   - PVE's apply (C(PUT /cluster/sdn)) is global - it applies every pending change, whoever staged it. This module
     applies only when every pending object is one the run expects (O(expect), normally the RV(deevnet.tenant.tenant_vrf#module:pending_objects)

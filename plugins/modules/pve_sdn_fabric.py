@@ -8,7 +8,7 @@ DOCUMENTATION = r'''
 module: pve_sdn_fabric
 short_description: The Proxmox VE 9 SDN fabric, its member nodes (VTEP identity) and the EVPN controller
 version_added: 0.1.0
-author: deevnet.tenant developers
+author: deevnet.tenant developers (@deevnet)
 description:
   - Stages the underlay of the tenant compute domain as code (ADR-0001) - the PVE 9 fabric
     (C(/cluster/sdn/fabrics/fabric), OpenFabric by default, OSPF allowed) over the site's loopback prefix

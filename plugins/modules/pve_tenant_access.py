@@ -8,7 +8,7 @@ DOCUMENTATION = r'''
 module: pve_tenant_access
 short_description: A tenant's PVE pool, user, API token and ACLs, from its name and index
 version_added: 0.1.0
-author: deevnet.tenant developers
+author: deevnet.tenant developers (@deevnet)
 description:
   - Converges the Proxmox VE access objects of one tenant, every name derived by the tenant plan
     (ADR-0002) - pool C(tenant-<name>), user C(tenant-<name>@pve), API token C(tenant-<name>@pve!iac)

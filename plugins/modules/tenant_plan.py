@@ -6,7 +6,7 @@ DOCUMENTATION = r'''
 module: tenant_plan
 short_description: Derive every identifier of a tenant from its name and index
 version_added: 0.1.0
-author: deevnet.tenant developers
+author: deevnet.tenant developers (@deevnet)
 description:
   - Computes the tenant plan of ADR-0002 from the tenant's name and allocated index and the site plan
     (site prefixes, zone, resolver, VLANs, ASN, fabric). The plan holds the subnet and gateway, the EVPN
@@ -257,9 +257,15 @@ tenant:
           type: str
           sample: tdemo-1.tdemo.mobile.deevnet.net
 site:
-  description: The effective site plan (defaults merged with O(site)), plus C(max_index), the highest tenant index it holds.
+  description: The effective site plan (defaults merged with O(site)), plus RV(site.max_index).
   returned: success
   type: dict
+  contains:
+    max_index:
+      description: The highest tenant index the site holds (it follows O(site.overlay)).
+      type: int
+      returned: success
+      sample: 63
   sample:
     network: 10.20.0.0/16
     overlay: 10.20.128.0/18

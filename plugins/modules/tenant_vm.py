@@ -8,7 +8,7 @@ DOCUMENTATION = r'''
 module: tenant_vm
 short_description: A tenant's VMs cloned from a template, on its VNet, addressed by cloud-init
 version_added: 0.1.0
-author: deevnet.tenant developers
+author: deevnet.tenant developers (@deevnet)
 description:
   - Converges the VMs of one tenant on Proxmox VE in one task. Every identifier comes from the
     tenant plan (ADR-0002). VM C(k) of tenant C(tdemo) with index 1 is named C(tdemo-1), has vmid

@@ -8,7 +8,7 @@ DOCUMENTATION = r'''
 module: tenant_vrf
 short_description: A tenant's EVPN zone (its VRF), VNets and subnets on Proxmox VE SDN
 version_added: 0.1.0
-author: deevnet.tenant developers
+author: deevnet.tenant developers (@deevnet)
 description:
   - Stages the network half of a tenant on Proxmox VE 9 SDN, every identifier derived from the tenant's
     name and index by the site plan (ADR-0002) unless given explicitly - the EVPN zone C(tn<ii>) with the
@@ -198,7 +198,9 @@ objects:
     - {key: zone/tn01, kind: zone, id: tn01, action: create, pending: new,
        properties: {type: evpn, controller: evpnctl, vrf-vxlan: "10001", mtu: "1450", nodes: dv02hyp002p02}}
 pending_objects:
-  description: Keys of the managed objects left staged but not applied. Pass them to M(deevnet.tenant.pve_sdn_apply) O(deevnet.tenant.pve_sdn_apply#module:expect).
+  description:
+    - Keys of the managed objects left staged but not applied.
+    - Pass them to M(deevnet.tenant.pve_sdn_apply) O(deevnet.tenant.pve_sdn_apply#module:expect).
   returned: always
   type: list
   elements: str

@@ -8,7 +8,7 @@ DOCUMENTATION = r'''
 module: transit_route
 short_description: Converge the hypervisor's tenant egress routes and forwarding over netlink (ADR-0003)
 version_added: 0.1.0
-author: deevnet.tenant developers
+author: deevnet.tenant developers (@deevnet)
 description:
   - Tenant egress goes through the perimeter, not through Proxmox EVPN exit nodes (ADR-0003). On the
     hypervisor that takes four things, all of which this module converges over rtnetlink in the network
@@ -123,6 +123,7 @@ attributes:
   platform:
     support: full
     platforms: linux
+    description: Runs on the Linux hypervisor (netlink); its binary is built for linux/amd64 and linux/arm64 only.
 notes:
   - Runs on the hypervisor (as root, needs C(CAP_NET_ADMIN)) and acts on the network namespace it is started in.
   - A second run with the same arguments reports C(changed=false) and writes nothing.

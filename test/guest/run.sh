@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # test/guest/run.sh: run Go packages' tests inside a throw-away QEMU guest whose kernel has
 # what the CI host's lacks (VRF). Debian cloud kernel (apt-get download + dpkg-deb -x, cached),
 # busybox initramfs with iproute2's ip, iputils ping and nft, static `go test -c` binaries;

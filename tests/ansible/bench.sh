@@ -19,7 +19,7 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 printf '[defaults]\n' >"$work/ansible.cfg"; export ANSIBLE_CONFIG=$work/ansible.cfg
 export DVT_TIMER_OUT=$work/timer.json DVT_UNAME_LOG=$work/uname.log
 
-plat=$("$venv/bin/python" - "$root/plugins/action/go_module.py" <<'PY'
+plat=$("$venv/bin/python" - "$root/plugins/plugin_utils/go_module.py" <<'PY'
 import importlib.util, platform, sys
 spec = importlib.util.spec_from_file_location('go_module', sys.argv[1]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
 print(m.go_platform(platform.system(), platform.machine()))
@@ -46,7 +46,7 @@ start=$(date +%s.%N)
 "$venv/bin/ansible-playbook" -i "$here/inventory.yml" "$work/bench.yml" >"$work/bench.log" 2>&1 || { tail -30 "$work/bench.log"; exit 1; }
 end=$(date +%s.%N)
 
-"$venv/bin/python" - "$work/timer.json" "$n" "$(wc -l <"$work/uname.log")" "$start" "$end" "$root/plugins/action/go_module.py" <<'PY'
+"$venv/bin/python" - "$work/timer.json" "$n" "$(wc -l <"$work/uname.log")" "$start" "$end" "$root/plugins/plugin_utils/go_module.py" <<'PY'
 import importlib.util, json, platform, statistics, sys, timeit
 plays = {p['name']: p for p in json.load(open(sys.argv[1]))}
 n, unames, total = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[5]) - float(sys.argv[4])

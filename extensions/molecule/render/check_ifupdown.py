@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Syntax check for ifupdown2 stanzas without ifquery: every non-comment line is `auto IF`,
 `iface IF inet METHOD`, or an indented `keyword value` below an iface; every auto has an iface."""
 import re

@@ -1,4 +1,4 @@
-"""Unit tests of the go_module action plugin (plugins/action/go_module.py).
+"""Unit tests of the go_module action plugin (plugins/plugin_utils/go_module.py).
 
 They run against whichever ansible-core the venv holds (make test-ansible runs them with the newest
 and the oldest admitted). The end-to-end behaviour through ansible-playbook is in
@@ -15,7 +15,7 @@ import pytest
 from ansible.errors import AnsibleActionFail
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
-_spec = importlib.util.spec_from_file_location('go_module', os.path.join(ROOT, 'plugins', 'action', 'go_module.py'))
+_spec = importlib.util.spec_from_file_location('go_module', os.path.join(ROOT, 'plugins', 'plugin_utils', 'go_module.py'))
 go_module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(go_module)
 
@@ -55,12 +55,16 @@ class _Resolved:
         self.plugin_resolved_path = path
 
 
-def _action(tmp_path, transport='ssh', delegate_to=None, delegate_facts=None, built=('linux_amd64',), uname='Linux x86_64\n'):
-    """An ActionModule for task deevnet.tenant.tenant_plan with everything around it faked."""
+def _action(tmp_path, transport='ssh', delegate_to=None, delegate_facts=None, built=('linux_amd64',), uname='Linux x86_64\n',
+            own=()):
+    """An ActionModule for task deevnet.tenant.tenant_plan with everything around it faked: the
+    multi-call binary built for the platforms in built, tenant_plan's own binary for those in own."""
     mod_dir = tmp_path / 'plugins' / 'modules'
     (mod_dir / '__bin').mkdir(parents=True)
     (mod_dir / 'tenant_plan.py').write_text('DOCUMENTATION = ""\n')
     for plat in built:
+        (mod_dir / '__bin' / ('tenant_modules_' + plat)).write_bytes(b'\x7fELF')
+    for plat in own:
         (mod_dir / '__bin' / ('tenant_plan_' + plat)).write_bytes(b'\x7fELF')
 
     def find(name, collection_list=None):
@@ -85,7 +89,7 @@ def _action(tmp_path, transport='ssh', delegate_to=None, delegate_facts=None, bu
     connection.has_native_async = False
     shared = mock.MagicMock()
     shared.module_loader.find_plugin_with_context.side_effect = find
-    action = go_module.ActionModule(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), shared)
+    action = go_module.GoModuleAction(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), shared)
     action._shared_loader_obj = shared  # ansible-core >= 2.19 ignores the argument and uses the global loaders
     action._execute_module = mock.MagicMock(return_value={'changed': False, 'tenant': {'name': 'tdemo'}})
     action._low_level_execute_command = mock.MagicMock(return_value={'rc': 0, 'stdout': uname, 'stderr': ''})
@@ -98,9 +102,12 @@ def test_remote_detects_once_and_caches_fact(tmp_path):
     result = action.run(task_vars={})
     action._low_level_execute_command.assert_called_once_with('uname -sm', sudoable=False)
     name = action._execute_module.call_args.kwargs['module_name']
-    assert name == 'deevnet.tenant.__bin.tenant_plan_linux_amd64'
-    # arguments reach the module untouched; check/diff travel in the task, not in the args
-    assert action._execute_module.call_args.kwargs['module_args'] == {'name': 'tdemo', 'index': 1}
+    assert name == 'deevnet.tenant.__bin.tenant_modules_linux_amd64'
+    # arguments reach the module untouched, plus the name of the module the binary is to be;
+    # check/diff travel in the task, not in the args
+    assert action._execute_module.call_args.kwargs['module_args'] == {
+        'name': 'tdemo', 'index': 1, '_deevnet_tenant_module': 'deevnet.tenant.tenant_plan'}
+    assert action._task.args == {'name': 'tdemo', 'index': 1}
     assert result['ansible_facts'] == {'deevnet_tenant_platform': 'linux_amd64'}
     assert result['tenant'] == {'name': 'tdemo'}
 
@@ -109,7 +116,7 @@ def test_cached_fact_skips_detection(tmp_path):
     action = _action(tmp_path, built=('linux_arm64',))
     result = action.run(task_vars={'ansible_facts': {'deevnet_tenant_platform': 'linux_arm64'}})
     action._low_level_execute_command.assert_not_called()
-    assert action._execute_module.call_args.kwargs['module_name'].endswith('tenant_plan_linux_arm64')
+    assert action._execute_module.call_args.kwargs['module_name'].endswith('tenant_modules_linux_arm64')
     assert 'ansible_facts' not in result
 
 
@@ -117,7 +124,7 @@ def test_inventory_variable_overrides(tmp_path):
     action = _action(tmp_path, built=('darwin_arm64',))
     action.run(task_vars={'deevnet_tenant_platform': 'darwin_arm64'})
     action._low_level_execute_command.assert_not_called()
-    assert action._execute_module.call_args.kwargs['module_name'].endswith('tenant_plan_darwin_arm64')
+    assert action._execute_module.call_args.kwargs['module_name'].endswith('tenant_modules_darwin_arm64')
 
 
 def test_bad_override_is_named(tmp_path):
@@ -140,7 +147,7 @@ def test_delegated_platform_is_not_recorded_on_the_inventory_host(tmp_path):
                                    'ansible_delegated_vars': {'hv1': {}}})
     # the inventory host's own fact is not used for the delegated host ...
     action._low_level_execute_command.assert_called_once()
-    assert action._execute_module.call_args.kwargs['module_name'].endswith('tenant_plan_linux_arm64')
+    assert action._execute_module.call_args.kwargs['module_name'].endswith('tenant_modules_linux_arm64')
     # ... and the delegated host's platform is not written onto the inventory host
     assert 'ansible_facts' not in result
 
@@ -157,7 +164,7 @@ def test_missing_binary_names_platform_and_what_exists(tmp_path):
         action.run(task_vars={})
     msg = str(err.value)
     assert 'deevnet.tenant.tenant_plan has no binary for the target platform darwin/arm64' in msg
-    assert 'plugins/modules/__bin/tenant_plan_darwin_arm64 is missing' in msg
+    assert 'neither plugins/modules/__bin/tenant_plan_darwin_arm64 nor tenant_modules_darwin_arm64 exists' in msg
     assert 'built for: linux_amd64, linux_arm64' in msg
     action._execute_module.assert_not_called()
 
@@ -168,3 +175,21 @@ def test_failed_uname_is_reported(tmp_path):
     with pytest.raises(AnsibleActionFail, match=r'"uname -sm" failed \(rc=127\): uname: not found'):
         action.run(task_vars={})
 
+
+@pytest.mark.parametrize('uname,plat', [('Darwin arm64', 'darwin_arm64'), ('Darwin x86_64', 'darwin_amd64'),
+                                        ('Linux aarch64', 'linux_arm64')])
+def test_picks_the_multicall_binary_of_each_platform(tmp_path, uname, plat):
+    action = _action(tmp_path, uname=uname, built=('linux_amd64', 'linux_arm64', 'darwin_amd64', 'darwin_arm64'))
+    action.run(task_vars={})
+    assert action._execute_module.call_args.kwargs['module_name'] == 'deevnet.tenant.__bin.tenant_modules_' + plat
+
+
+def test_own_binary_comes_before_the_multicall_one(tmp_path):
+    # transit_route ships a binary of its own; a module without one for the platform falls back.
+    action = _action(tmp_path, built=('linux_amd64', 'linux_arm64'), own=('linux_amd64',))
+    action.run(task_vars={})
+    assert action._execute_module.call_args.kwargs['module_name'] == 'deevnet.tenant.__bin.tenant_plan_linux_amd64'
+    assert action._execute_module.call_args.kwargs['module_args']['_deevnet_tenant_module'] == 'deevnet.tenant.tenant_plan'
+    action = _action(tmp_path / 'b', uname='Linux aarch64', built=('linux_arm64',), own=('linux_amd64',))
+    action.run(task_vars={})
+    assert action._execute_module.call_args.kwargs['module_name'] == 'deevnet.tenant.__bin.tenant_modules_linux_arm64'

@@ -1,4 +1,4 @@
-package main
+package registry
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 
 func runPlan(t *testing.T, args map[string]any) map[string]any {
 	t.Helper()
-	res, _ := moduletest.Execute(t, spec, handle, args)
+	res, _ := moduletest.Execute(t, planSpec(), planHandle, args)
 	return res
 }
 

@@ -1,13 +1,15 @@
 # Copyright: deevnet.tenant developers
 # Apache License 2.0 (see LICENSE)
-"""Action plugin that runs the Go binary of a deevnet.tenant module built for the target's platform.
+"""The action that runs the Go binary of a deevnet.tenant module built for the target's platform.
 
 Ansible picks a module file by name only, never by OS or architecture, but the collection's
-modules are compiled Go programs. meta/runtime.yml routes every module to this plugin
-(``plugin_routing.modules.<m>.action_plugin``). It finds the target's platform, then executes
-``plugins/modules/__bin/<module>_<os>_<arch>`` through the ordinary module machinery
-(``_execute_module``), so check mode, diff mode, no_log, async, become and module_defaults
-behave exactly as for any other module. See docs/adr/0011-binary-selection.md.
+modules are compiled Go programs. Every module has an action plugin of its own name
+(plugins/action/<module>.py) that is this class. It finds the target's platform, then executes
+``plugins/modules/__bin/<module>_<os>_<arch>`` when the module has a binary of its own, else the
+multi-call binary ``plugins/modules/__bin/tenant_modules_<os>_<arch>``, through the ordinary
+module machinery (``_execute_module``), so check mode, diff mode, no_log, async, become and
+module_defaults behave exactly as for any other module. The argument ``_deevnet_tenant_module``
+tells the binary which module to be. See docs/adr/0011-binary-selection.md.
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ PLATFORM_FACT = 'deevnet_tenant_platform'
 # Subdirectory of plugins/modules holding the binaries. The leading "__" keeps ansible-doc --list
 # from listing the binaries as modules; the ".py" doc stubs stay the only listed entries.
 BIN_SUBDIR = '__bin'
+
+# The multi-call binary holding every module without a binary of its own (cmd/tenant_modules).
+MULTICALL = 'tenant_modules'
+
+# The argument naming the module the binary is to be (module.SelectKey in internal/module).
+SELECT_KEY = '_deevnet_tenant_module'
 
 _PLATFORM_RE = re.compile(r'^[a-z0-9]+_[a-z0-9]+$')
 
@@ -62,13 +70,14 @@ def parse_uname(output):
     return go_platform(fields[0], fields[1])
 
 
-class ActionModule(ActionBase):
+class GoModuleAction(ActionBase):
+    """Runs the module's Go binary for the target's platform; plugins/action/<module>.py subclass it."""
 
     _supports_check_mode = True
     _supports_async = True
 
     def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
+        result = super(GoModuleAction, self).run(tmp, task_vars)
         del tmp  # deprecated by ansible-core and unused
         task_vars = task_vars or {}
 
@@ -79,17 +88,23 @@ class ActionModule(ActionBase):
         fqcn = stub.resolved_fqcn if stub.resolved else self._task.action
         parts = fqcn.split('.')
         if len(parts) < 3:
-            raise AnsibleActionFail('deevnet.tenant.go_module: cannot tell the collection of module %r' % fqcn)
+            raise AnsibleActionFail('deevnet.tenant: cannot tell the collection of module %r' % fqcn)
         collection, leaf = '.'.join(parts[:2]), parts[-1]
 
         plat, detected = self._platform(task_vars)
-        binary = '%s.%s.%s_%s' % (collection, BIN_SUBDIR, leaf, plat)
-        found = module_loader.find_plugin_with_context(binary, collection_list=self._task.collections)
-        if not found.resolved:
+        # A module's own binary first (transit_route: copied to the hypervisor, kept small), then
+        # the multi-call binary.
+        for name in (leaf, MULTICALL):
+            binary = '%s.%s.%s_%s' % (collection, BIN_SUBDIR, name, plat)
+            if module_loader.find_plugin_with_context(binary, collection_list=self._task.collections).resolved:
+                break
+        else:
             raise AnsibleActionFail(self._missing_binary_msg(fqcn, leaf, plat, stub))
 
+        module_args = dict(self._task.args)
+        module_args[SELECT_KEY] = fqcn
         wrap_async = self._task.async_val and not self._connection.has_native_async
-        result = merge_hash(result, self._execute_module(module_name=binary, module_args=self._task.args,
+        result = merge_hash(result, self._execute_module(module_name=binary, module_args=module_args,
                                                          task_vars=task_vars, wrap_async=wrap_async))
         if detected and self._may_cache_fact():
             facts = dict(result.get('ansible_facts') or {})
@@ -139,17 +154,18 @@ class ActionModule(ActionBase):
         return not self._task.delegate_to or bool(self._task.delegate_facts)
 
     def _missing_binary_msg(self, fqcn, leaf, plat, stub):
-        built = []
+        built = set()
         if stub.resolved and stub.plugin_resolved_path:
             bin_dir = os.path.join(os.path.dirname(stub.plugin_resolved_path), BIN_SUBDIR)
-            prefix = leaf + '_'
             try:
-                built = sorted(f[len(prefix):] for f in os.listdir(bin_dir) if f.startswith(prefix))
+                files = os.listdir(bin_dir)
             except OSError:
-                pass
-        goos, _, goarch = plat.partition('_')
-        return ('%s has no binary for the target platform %s/%s (plugins/modules/%s/%s_%s is missing); '
+                files = []
+            for prefix in (leaf + '_', MULTICALL + '_'):
+                built.update(f[len(prefix):] for f in files if f.startswith(prefix) and _PLATFORM_RE.match(f[len(prefix):]))
+        goos, dummy, goarch = plat.partition('_')
+        return ('%s has no binary for the target platform %s/%s (neither plugins/modules/%s/%s_%s nor %s_%s exists); '
                 'built for: %s. Build it with GOOS=%s GOARCH=%s (make build-all), or set %s if the '
                 'detected platform is wrong.'
-                % (fqcn, goos, goarch, BIN_SUBDIR, leaf, plat, ', '.join(built) or 'no platform',
+                % (fqcn, goos, goarch, BIN_SUBDIR, leaf, plat, MULTICALL, plat, ', '.join(sorted(built)) or 'no platform',
                    goos, goarch, PLATFORM_FACT))

@@ -1,0 +1,53 @@
+// Package registry maps the name of each controller-side module (the ones that talk to the PVE API
+// or DNS, or only compute) to its argument spec and handler. The multi-call binary
+// cmd/tenant_modules and every cmd/<module> main dispatch on it; the go_module action plugin tells
+// the multi-call binary which module to be (module.SelectKey, docs/adr/0011-binary-selection.md).
+//
+// transit_route is not here: it runs on the hypervisor and is copied there on every task, so its
+// binary must not link the PVE client and DNS code this package pulls in.
+package registry
+
+import (
+	"sort"
+
+	"github.com/deevnet/tenant/internal/access"
+	"github.com/deevnet/tenant/internal/dnsupdate/nsmodule"
+	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/report/reportmod"
+	"github.com/deevnet/tenant/internal/sdn/sdnmod"
+	"github.com/deevnet/tenant/internal/vm"
+)
+
+// entries is built per call: no package state.
+func entries() map[string]module.Entry {
+	return map[string]module.Entry{
+		"tenant_plan":       {Spec: planSpec(), Handler: planHandle},
+		"pve_sdn_fabric":    {Spec: sdnmod.FabricSpec(), Handler: sdnmod.Fabric},
+		"tenant_vrf":        {Spec: sdnmod.VRFSpec(), Handler: sdnmod.VRF},
+		"pve_sdn_apply":     {Spec: sdnmod.ApplySpec(), Handler: sdnmod.Apply},
+		"tenant_vm":         {Spec: vm.Spec(), Handler: vm.Handle},
+		"pve_tenant_access": {Spec: access.Spec(), Handler: access.Handle},
+		"nsupdate_tsig":     {Spec: nsmodule.Spec(), Handler: nsmodule.Handle},
+		"substrate_report":  {Spec: reportmod.Spec(), Handler: reportmod.Handle},
+	}
+}
+
+// Lookup returns the module called name (the short name, e.g. "tenant_vm").
+func Lookup(name string) (module.Entry, bool) {
+	e, ok := entries()[name]
+	return e, ok
+}
+
+// Names lists the registered modules, sorted.
+func Names() []string {
+	m := entries()
+	out := make([]string, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Main runs the module the args file names (module.SelectKey), else def ("" for none).
+func Main(def string) { module.Main(def, Lookup) }

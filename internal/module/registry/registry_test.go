@@ -1,0 +1,79 @@
+package registry
+
+import (
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/module/moduletest"
+)
+
+func run(t *testing.T, def string, args map[string]any) map[string]any {
+	t.Helper()
+	res, _ := module.ExecuteNamed(moduletest.WriteArgs(t, args), func(string) string { return "" }, def, Lookup)
+	return res
+}
+
+// Every shipped doc stub but transit_route's (its own binary) is a module of the multi-call binary.
+func TestRegistryMatchesDocStubs(t *testing.T) {
+	stubs, err := filepath.Glob(filepath.Join("..", "..", "..", "plugins", "modules", "*.py"))
+	if err != nil || len(stubs) == 0 {
+		t.Fatalf("no doc stubs found: %v", err)
+	}
+	var want []string
+	for _, s := range stubs {
+		if n := strings.TrimSuffix(filepath.Base(s), ".py"); n != "transit_route" {
+			want = append(want, n)
+		}
+	}
+	sort.Strings(want)
+	if got := Names(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("registry holds %v, doc stubs %v", got, want)
+	}
+	for _, n := range Names() {
+		if e, ok := Lookup(n); !ok || e.Handler == nil || len(e.Spec.Options) == 0 {
+			t.Errorf("%s: entry %+v", n, e)
+		}
+	}
+}
+
+func TestSelectKeyPicksTheModule(t *testing.T) {
+	res := run(t, "", map[string]any{module.SelectKey: "deevnet.tenant.tenant_plan", "name": "tdemo", "index": 1})
+	if res["failed"] != false || res["tenant"] == nil {
+		t.Fatalf("res = %v", res)
+	}
+	if inv := res["invocation"].(map[string]any)["module_args"].(map[string]any); inv[module.SelectKey] != nil {
+		t.Fatalf("the selector leaked into the invocation: %v", inv)
+	}
+	// Messages name the module as the task did, not the binary Ansible ran.
+	res = run(t, "", map[string]any{module.SelectKey: "deevnet.tenant.tenant_plan", "_ansible_module_name": "deevnet.tenant.__bin.tenant_modules_linux_amd64", "nope": 1})
+	if msg, _ := res["msg"].(string); res["failed"] != true || !strings.Contains(msg, "deevnet.tenant.tenant_plan") || strings.Contains(msg, "__bin") {
+		t.Fatalf("res = %v", res)
+	}
+}
+
+func TestSelectionErrors(t *testing.T) {
+	for _, tc := range []struct {
+		def  string
+		args map[string]any
+		want string
+	}{
+		{"", map[string]any{"name": "tdemo", "index": 1}, "must name one"},
+		{"", map[string]any{module.SelectKey: "deevnet.tenant.transit_route"}, `no module "deevnet.tenant.transit_route"`},
+		{"", map[string]any{module.SelectKey: 7}, "must name a module"},
+		// A single-module main refuses to be another module.
+		{"tenant_plan", map[string]any{module.SelectKey: "deevnet.tenant.tenant_vm_typo"}, "no module"},
+	} {
+		res := run(t, tc.def, tc.args)
+		if msg, _ := res["msg"].(string); res["failed"] != true || !strings.Contains(msg, tc.want) {
+			t.Errorf("def %q args %v: res = %v, want %q", tc.def, tc.args, res, tc.want)
+		}
+	}
+	// Without the selector a cmd/<module> main is its default module.
+	if res := run(t, "tenant_plan", map[string]any{"name": "tdemo", "index": 1}); res["failed"] != false {
+		t.Fatalf("default module: %v", res)
+	}
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# check-version.sh --venv DIR
+# The version bump rule (README.md, Releasing): galaxy.yml's version is SemVer; a change that users
+# see adds a fragment to changelogs/fragments; while fragments are pending, galaxy.yml must name a
+# version not yet released in changelogs/changelog.yaml and above every released one, and at least
+# a minor bump (0.x: also for breaking changes; >= 1.0: breaking_changes/removed_features need a
+# major bump). `antsibull-changelog release` then turns the fragments into the release.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
+venv=
+while [ $# -gt 0 ]; do case $1 in --venv) venv=$2; shift 2;; *) echo "usage: $0 --venv DIR" >&2; exit 2;; esac; done
+"$venv/bin/python" - "$root" <<'PY'
+import glob, os, sys, yaml
+root = sys.argv[1]
+version = yaml.safe_load(open(os.path.join(root, 'galaxy.yml')))['version']
+released = (yaml.safe_load(open(os.path.join(root, 'changelogs', 'changelog.yaml'))) or {}).get('releases') or {}
+fragments = sorted(glob.glob(os.path.join(root, 'changelogs', 'fragments', '*.y*ml')))
+def v(s):
+    return tuple(int(x) for x in str(s).split('-')[0].split('.'))
+sections = set()
+for f in fragments:
+    sections.update((yaml.safe_load(open(f)) or {}).keys())
+errors = []
+if fragments:
+    top = max(released, key=v) if released else None
+    if version in released:
+        errors.append('galaxy.yml version %s is already released (changelogs/changelog.yaml) but %d fragment(s) are pending: bump it' % (version, len(fragments)))
+    elif top and v(version) <= v(top):
+        errors.append('galaxy.yml version %s is not above the last release %s' % (version, top))
+    elif top:
+        new, old = v(version), v(top)
+        breaking = sections & {'breaking_changes', 'removed_features', 'major_changes'}
+        feature = sections & {'minor_changes', 'deprecated_features'} or breaking
+        if breaking and old[0] >= 1 and new[0] == old[0]:
+            errors.append('%s need a major bump from %s, got %s' % (sorted(breaking), top, version))
+        elif feature and new[:2] == old[:2]:
+            errors.append('%s need at least a minor bump from %s, got %s' % (sorted(feature), top, version))
+for e in errors:
+    print('FAIL  ' + e)
+if not errors:
+    print('PASS  galaxy.yml version %s, %d pending fragment(s) (%s), released: %s'
+          % (version, len(fragments), ', '.join(sorted(sections)) or '-', ', '.join(sorted(released, key=v)) or '-'))
+sys.exit(1 if errors else 0)
+PY
