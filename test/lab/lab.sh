@@ -1,0 +1,161 @@
+#!/bin/bash
+# test/lab/lab.sh: the substrate in a box. One QEMU TCG guest (the Debian cloud kernel of
+# test/guest/kernel.sh) whose root is the Debian tree of scripts/debian-tree.sh, unpacked into RAM
+# from a cached initramfs. Inside, network namespaces stand for the two PVE nodes, a VLAN-aware
+# switch, the perimeter, a management host, the resolver host and an outside host (guest/topo.sh);
+# each node boots like a fresh PVE node (guest/node.sh: the installer's interfaces file, ifup -a,
+# sshd on its management address, FRR from Debian's frrinit.sh).
+# The controller (ansible, pvesim) stays on this machine: QEMU's user networking with restrict=on has
+# one loopback port forward to the guest's sshd (the jump host); nothing in the guest reaches out.
+#
+#   test/lab/lab.sh up       boot and wire the lab; prints LAB_DIR=... (needed by the other verbs)
+#   test/lab/lab.sh check    the box's checks (see check_box)
+#   test/lab/lab.sh down     power the guest off and remove LAB_DIR
+#   test/lab/lab.sh test     up, check, down (down also on failure)
+#   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest) or a node name
+#   env: LAB_DIR, LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
+# Needs: qemu-system-x86 busybox-static openssh-client, the Debian tree (mmdebstrap), apt sources.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/test/lab
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
+NODES=${LAB_NODES:-"dv02hyp002p02=10.20.10.12/24 dv02hyp002p03=10.20.10.13/24"}
+ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+log(){ echo "lab: $*" >&2; }
+
+# The root image: the tree without docs/locales plus the kernel's network/virtio modules, as one
+# gzip-less cpio (TCG unpacks an uncompressed archive faster than it gunzips one), cached per tree
+# and kernel.
+root_image() {
+  local tree kt=$1 kver=$2 key img s
+  tree=$("$ROOT/scripts/debian-tree.sh" path)
+  key=$( { cat "$tree/.deevnet-tree"; echo "$kver"; sed -n '/^root_image()/,/^}/p' "$0"; } | sha256sum | cut -c1-16)
+  img=$CACHE/lab-root-$key.cpio
+  if [ ! -f "$img" ]; then
+    s=$(mktemp -d "$CACHE/lab-root.XXXXXX")
+    # under usr/lib: the tree's /lib is a symlink, and a directory entry "lib" in the second archive
+    # would replace it (the kernel's unpacker removes an entry of another type), losing the libraries
+    local m=$s/m/usr/lib/modules/$kver
+    mkdir -p "$m/kernel/drivers"
+    cp -a "$kt/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$m/"
+    cp -a "$kt/lib/modules/$kver/kernel"/{net,lib,crypto,arch} "$m/kernel/"
+    cp -a "$kt/lib/modules/$kver/kernel/drivers"/{net,virtio,block} "$m/kernel/drivers/"
+    # two archives back to back: the kernel unpacks concatenated cpio archives in order
+    { (cd "$tree" && find . -xdev \( -path ./usr/share/doc -o -path ./usr/share/man -o -path ./usr/share/locale \
+          -o -path ./usr/share/info -o -path ./var/cache/apt -o -path ./var/lib/apt/lists -o -path ./lib/modules \) -prune -o -print \
+        | busybox cpio -o -H newc 2>/dev/null)
+      (cd "$s/m" && find . | busybox cpio -o -H newc 2>/dev/null); } > "$s/img"
+    mv "$s/img" "$img"; rm -rf "$s"
+  fi
+  echo "$img"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+sshl() { ssh -F "$LAB_DIR/ssh_config" "$@"; }
+
+up() {
+  local t kt kver img port
+  LAB_DIR=$(mktemp -d /tmp/dvt-lab.XXXXXX); export LAB_DIR
+  t=$(date +%s%N)
+  { read -r kt; read -r kver; } < <("$ROOT/test/guest/kernel.sh")
+  [ -n "${kver:-}" ] || exit 2
+  img=$(root_image "$kt" "$kver")
+  log "kernel + root image ready in $(ms $t) ms ($(du -h "$img" | cut -f1))"
+  # per run: the controller's key, the lab scripts, /labinit
+  ssh-keygen -q -t ed25519 -N '' -C dvt-lab -f "$LAB_DIR/id"
+  mkdir -p "$LAB_DIR/run/root/.ssh" "$LAB_DIR/run/lab"
+  cp "$LAB_DIR/id.pub" "$LAB_DIR/run/root/.ssh/authorized_keys"; chmod 700 "$LAB_DIR/run/root/.ssh"
+  cp "$HERE/guest/labinit" "$LAB_DIR/run/labinit"
+  cp "$HERE/guest/"{topo.sh,node.sh,nodeexec} "$LAB_DIR/run/lab/"
+  (cd "$LAB_DIR/run" && find . | busybox cpio -o -H newc 2>/dev/null) > "$LAB_DIR/run.cpio"
+  cat "$img" "$LAB_DIR/run.cpio" > "$LAB_DIR/initrd"
+  port=$(free_port)
+  cat > "$LAB_DIR/ssh_config" <<CFG
+Host *
+  User root
+  IdentityFile $LAB_DIR/id
+  IdentitiesOnly yes
+  StrictHostKeyChecking no
+  UserKnownHostsFile /dev/null
+  LogLevel ERROR
+  ConnectTimeout 20
+  ServerAliveInterval 10
+  ControlMaster auto
+  ControlPath $LAB_DIR/cm-%C
+  ControlPersist 300
+Host lab
+  HostName 127.0.0.1
+  Port $port
+CFG
+  for spec in $NODES; do
+    printf 'Host %s\n  HostName %s\n  ProxyJump lab\n' "${spec%%=*}" "${spec#*=}" | sed 's|/[0-9]*$||' >> "$LAB_DIR/ssh_config"
+  done
+  t=$(date +%s%N)
+  # restrict=on: the guest reaches nothing beyond QEMU; the only forward is loopback -> guest sshd
+  qemu-system-x86_64 -accel tcg -m "${LAB_MEM:-2048}" -smp "${LAB_SMP:-2}" -display none -no-reboot \
+    -kernel "$kt/boot/vmlinuz-$kver" -initrd "$LAB_DIR/initrd" \
+    -append 'console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/labinit' \
+    -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$port-10.0.2.15:22" -device virtio-net-pci,netdev=n0 \
+    -serial "file:$LAB_DIR/console.log" -daemonize -pidfile "$LAB_DIR/qemu.pid"
+  rm -f "$LAB_DIR/initrd" "$LAB_DIR/run.cpio"
+  local deadline=$(( $(date +%s) + ${LAB_TIMEOUT:-300} ))
+  until sshl lab true 2>/dev/null; do
+    { [ "$(date +%s)" -lt "$deadline" ] && kill -0 "$(cat "$LAB_DIR/qemu.pid")" 2>/dev/null; } || { log "guest not reachable; console:"; tail -20 "$LAB_DIR/console.log" >&2; exit 1; }
+    sleep 2
+  done
+  log "guest booted, sshd answering in $(ms $t) ms ($(grep -a LAB-READY "$LAB_DIR/console.log" || true))"
+  t=$(date +%s%N)
+  # shellcheck disable=SC2086
+  sshl lab /lab/topo.sh up $NODES
+  for spec in $NODES; do sshl lab /lab/node.sh "${spec%%=*}" "${spec#*=}"; done
+  log "switch, perimeter, hosts and nodes up in $(ms $t) ms"
+  echo "LAB_DIR=$LAB_DIR"
+}
+
+need_lab() { [ -n "${LAB_DIR:-}" ] && [ -f "$LAB_DIR/ssh_config" ] || { echo "lab: LAB_DIR not set (lab.sh up prints it)" >&2; exit 2; }; }
+
+# check_box: each node reached over ssh on its management address (through the jump host), its
+# trunk up as rendered (vmbr0 VLAN-aware, VLANs 50/51 with the inventory's addresses), the nodes
+# reaching each other over the underlay and the perimeter over transit.
+check_box() {
+  local fail=0 n
+  for spec in $NODES; do
+    n=${spec%%=*}
+    if sshl "$n" 'ip -d link show vmbr0 | grep -q "vlan_filtering 1" && ip -br addr show vmbr0.50 | grep -q UP && ip -br addr show vmbr0.51 | grep -q UP'; then
+      echo "ok   $n: vmbr0 VLAN-aware, vmbr0.50 and vmbr0.51 up"
+    else echo "FAIL $n: vmbr0/vmbr0.50/vmbr0.51 not as rendered"; fail=1; fi
+  done
+  # first node -> the others over the underlay and the perimeter over transit
+  local first peer; first=${NODES%% *}; first=${first%%=*}
+  for spec in ${NODES#* }; do
+    peer=$(sshl "${spec%%=*}" "ip -4 -br addr show vmbr0.51 | awk '{print \$3}' | cut -d/ -f1")
+    if sshl "$first" "ping -c1 -W3 $peer >/dev/null"; then echo "ok   $first -> ${spec%%=*} over the underlay ($peer)"
+    else echo "FAIL $first -> ${spec%%=*} over the underlay ($peer)"; fail=1; fi
+  done
+  if sshl "$first" "ping -c1 -W3 10.20.50.1 >/dev/null"; then echo "ok   $first -> perimeter over transit (10.20.50.1)"
+  else echo "FAIL $first -> perimeter over transit"; fail=1; fi
+  return $fail
+}
+
+check() { need_lab; local t; t=$(date +%s%N); check_box; log "checks in $(ms $t) ms"; }
+
+down() {
+  need_lab
+  if [ -f "$LAB_DIR/qemu.pid" ]; then
+    local pid; pid=$(cat "$LAB_DIR/qemu.pid")
+    sshl lab 'echo o > /proc/sysrq-trigger' 2>/dev/null || true
+    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$LAB_DIR"
+}
+
+case ${1:-} in
+  up) up;;
+  check) check;;
+  down) down;;
+  test) up >/dev/null; trap down EXIT; check;;
+  ssh) shift; need_lab; h=${1:-lab}; shift || true; sshl "$h" "$@";;
+  *) sed -n '2,20p' "$0"; exit 2;;
+esac
