@@ -28,6 +28,13 @@ type Config struct {
 	Templates     []TemplateConfig `yaml:"templates"`
 	RootSecret    string           `yaml:"root_secret"` // secret of root@pam!sim; random when empty
 	MACPrefix     string           `yaml:"mac_prefix"`  // datacenter MAC prefix, default BC:24:11
+	// RenderDir receives each node's files after every SDN apply:
+	// <dir>/<node>/etc/network/interfaces.d/sdn, etc/frr/frr.conf, etc/frr/daemons.pve.
+	RenderDir string `yaml:"render_dir"`
+	// ReloadCommand runs as `<cmd> <node> <RenderDir>/<node>` after a node's
+	// files are written (no shell); exit 0 is a reloaded node. Needs RenderDir.
+	ReloadCommand string        `yaml:"reload_command"`
+	ReloadTimeout time.Duration `yaml:"reload_timeout"` // per node; default 2m
 }
 
 // NodeConfig is one cluster node.

@@ -46,7 +46,19 @@
 //	POST /_sim/reset         back to the configured cluster (also clears stats and faults)
 //	POST /_sim/faults        {"faults":[{"method":"POST","path":"/nodes/{node}/qemu/{vmid}/clone","nth":1,"status":500,"message":"..."}],
 //	                          "task_faults":[{"type":"qmclone","nth":1,"exitstatus":"clone failed: ..."}],
-//	                          "hold_sdn_lock_seconds":600, "latency_ms":20, "task_duration_ms":500}
+//	                          "hold_sdn_lock_seconds":600, "latency_ms":20, "task_duration_ms":500,
+//	                          "reload_faults":[{"node":"dv02hyp002p02","nth":1,"message":"ifreload failed"}]}
+//	GET  /_sim/nodes/{node}/files/{path}  a node's running file as last applied (text; 404 if none):
+//	                          etc/network/interfaces.d/sdn, etc/frr/frr.conf, etc/frr/daemons.pve
+//
+// SDN apply: PUT /cluster/sdn renders every node's files with package
+// sdnrender (byte for byte what PVE 9 writes) when the reloadnetworkall task
+// runs, keeps them as the node's running files, writes them under
+// Config.RenderDir (--render-dir) and reloads the node: by running
+// Config.ReloadCommand (--reload-command PATH <node> <dir>/<node>), or, without
+// one, simulated as successful unless a reload fault is injected.
+// GET /nodes/{node}/sdn/zones reports pending while the node's files are older
+// than the running config, error after a failed reload, else available.
 //
 // "writes" counts every authenticated POST/PUT/DELETE that reached a known
 // route, whatever its outcome (an idempotent run must show zero);
@@ -58,6 +70,8 @@
 // firewall and vnet IP endpoints answer 501; node-level fabric routes and
 // neighbors are empty (no routing daemon); the guest agent reports the static
 // ipconfig<N> addresses; disks are names and sizes only; the SDN dry-run
-// returns empty diffs; the 3 s delay before a 401 is Config.AuthFailDelay
-// (0 by default).
+// renders every input from the pending config (PVE reads running subnets and
+// fabrics in places); SDN objects other than EVPN zones/controllers and
+// openfabric/OSPF fabrics render nothing; the 3 s delay before a 401 is
+// Config.AuthFailDelay (0 by default).
 package pvesim

@@ -330,9 +330,15 @@ func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
 	if s.st.SDN.Running != nil {
 		run = s.st.SDN.Running["zones"]
 	}
+	node := r.params.Str("node")
+	status := s.nodeSDNStatus(node)
 	for _, z := range sortedKeys(run) {
+		// a zone restricted to other nodes is not reported on this one
+		if nodes := objList(run[z], "nodes"); len(nodes) > 0 && !contains(nodes, node) {
+			continue
+		}
 		if s.st.has(r.who, "/sdn/zones/"+z, []string{"SDN.Audit"}, false) {
-			out = append(out, map[string]any{"zone": z, "status": "available"})
+			out = append(out, map[string]any{"zone": z, "status": status, "type": objStr(run[z], "type")})
 		}
 	}
 	return out, nil
@@ -340,10 +346,6 @@ func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
 
 func (s *Server) nodeSDNZone(r *reqCtx) (any, error) {
 	return []map[string]string{{"subdir": "content"}, {"subdir": "bridges"}, {"subdir": "ip-vrf"}}, nil
-}
-
-func (s *Server) sdnDryRun(r *reqCtx) (any, error) {
-	return map[string]string{"frr-diff": "", "interfaces-diff": ""}, nil
 }
 
 func (s *Server) nodeSDNIndex(r *reqCtx) (any, error) {

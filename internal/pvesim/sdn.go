@@ -32,6 +32,8 @@ type sdnState struct {
 	Lock    *sdnLock          `json:"lock,omitempty"`
 	IPAMs   map[string]sdnObj `json:"ipams"`
 	DNS     map[string]sdnObj `json:"dns"`
+	// NodeFiles are each node's running files, written at apply.
+	NodeFiles map[string]*nodeFiles `json:"node_files,omitempty"`
 }
 
 var sdnKinds = []string{"zones", "vnets", "subnets", "controllers", "fabrics", "fabricnodes"}
@@ -323,24 +325,6 @@ func (s *Server) sdnIndex(r *reqCtx) (any, error) {
 		out = append(out, map[string]string{"id": id})
 	}
 	return out, nil
-}
-
-func (s *Server) sdnApply(r *reqCtx) (any, error) {
-	sd := s.st.SDN
-	if err := s.checkLockToken(r.params, "could not commit SDN config"); err != nil {
-		return nil, err
-	}
-	sd.Running = sd.Current.clone()
-	sd.Version++
-	if r.params.Has("lock-token") && sd.Lock != nil && (!r.params.Has("release-lock") || r.params.Bool("release-lock")) {
-		sd.Lock = nil
-	}
-	node := s.st.Nodes[0].Name
-	t := s.startTask(r, node, "reloadnetworkall", "", func() error { return nil })
-	for _, n := range s.st.Nodes {
-		t.Log = append(t.Log, fmt.Sprintf("%s: reloading network config", n.Name))
-	}
-	return t.UPID, nil
 }
 
 func (s *Server) sdnLockAcquire(r *reqCtx) (any, error) {

@@ -67,10 +67,13 @@ type Server struct {
 	stats      Stats
 	faults     []*Fault
 	taskFaults []*TaskFault
-	latency    time.Duration
-	taskDur    time.Duration
-	rootSecret string
-	digests    map[string]string // SDN config digests, dropped on every write
+	// reloadFaults fail a node's network reload after SDN apply.
+	reloadFaults []*ReloadFault
+	workers      sync.WaitGroup // reload commands in flight
+	latency      time.Duration
+	taskDur      time.Duration
+	rootSecret   string
+	digests      map[string]string // SDN config digests, dropped on every write
 
 	ln     net.Listener
 	http   *http.Server
@@ -113,6 +116,9 @@ func Start(cfg Config) (*Server, error) {
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.ReloadCommand != "" && cfg.RenderDir == "" {
+		return nil, errors.New("pvesim: a reload command needs a render dir")
 	}
 	if cfg.MACPrefix == "" {
 		cfg.MACPrefix = "BC:24:11"
@@ -192,7 +198,7 @@ func (s *Server) resetLocked() {
 	s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	s.st = newState(s.cfg, s.rootSecret)
 	s.stats = Stats{Requests: map[string]int{}}
-	s.faults, s.taskFaults = nil, nil
+	s.faults, s.taskFaults, s.reloadFaults = nil, nil, nil
 	s.digests = nil
 }
 
@@ -207,6 +213,7 @@ func (s *Server) Close() error {
 		err = s.http.Close()
 	}
 	<-s.done
+	s.workers.Wait() // reload commands end by their timeout at the latest
 	if s.cfg.StateFile != "" {
 		s.mu.Lock()
 		s.finishAllLocked()
@@ -675,7 +682,7 @@ func (s *Server) advanceLocked() {
 	now := time.Now()
 	for _, u := range s.st.TaskSeq {
 		t := s.st.Tasks[u]
-		if t != nil && t.Status == "running" && !t.endAt.After(now) {
+		if t != nil && t.Status == "running" && !t.busy && !t.endAt.After(now) {
 			s.finishTask(t)
 		}
 	}
@@ -683,7 +690,7 @@ func (s *Server) advanceLocked() {
 
 func (s *Server) finishAllLocked() {
 	for _, u := range s.st.TaskSeq {
-		if t := s.st.Tasks[u]; t != nil && t.Status == "running" {
+		if t := s.st.Tasks[u]; t != nil && t.Status == "running" && !t.busy {
 			s.finishTask(t)
 		}
 	}

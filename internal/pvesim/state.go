@@ -79,6 +79,7 @@ type Task struct {
 	endAt  time.Time
 	finish func() error // runs when the task ends; an error is the exitstatus
 	abort  func()       // undoes the task's setup when an injected fault fails it
+	busy   bool         // work runs outside the server lock; the task cannot end yet
 }
 
 func atoiSafe(s string) int { n, _ := strconv.Atoi(s); return n }
@@ -153,6 +154,11 @@ func loadState(path string) (*state, error) {
 	}
 	if st.SDN == nil {
 		st.SDN = newSDNState()
+	}
+	for _, nf := range st.SDN.NodeFiles {
+		if nf.Reload == "running" { // the reload died with the old process
+			nf.Reload, nf.Error = "error", "reload interrupted by a simulator restart"
+		}
 	}
 	for _, t := range st.Tasks {
 		if t.Status == "running" { // the worker died with the old process

@@ -18,6 +18,9 @@ type API struct {
 	// LockWait is how long a lock held by another client is waited for (0: fail at once).
 	// PVE refuses a write under a foreign lock before it takes effect, so retrying is safe.
 	LockWait time.Duration
+	// Settle is how long a node whose SDN status is pending is waited for
+	// after an apply (0: 30 s).
+	Settle time.Duration
 }
 
 // waitLock retries try while it fails with a held lock and LockWait allows; the final
@@ -221,6 +224,14 @@ func (a API) Apply(ctx context.Context, token string) (string, error) {
 	}
 	if err := a.C.WaitTask(ctx, upid); err != nil {
 		return upid, fmt.Errorf("SDN apply task: %w", err)
+	}
+	// The task ends OK even when a node failed to reload: ask the nodes.
+	bad, err := a.Unsettled(ctx)
+	if err != nil {
+		return upid, fmt.Errorf("SDN apply: %w", err)
+	}
+	if len(bad) > 0 {
+		return upid, &ReloadError{Zones: bad}
 	}
 	return upid, nil
 }

@@ -28,6 +28,10 @@ type Outcome struct {
 	Applied        bool
 	WouldApply     bool // check mode: an apply was asked for and something is pending
 	UPID           string
+	// Reapply lists the node zones that had not reached the running config
+	// (a failed or unfinished reload) when nothing was pending: applying
+	// again reloads them.
+	Reapply []ZoneStatus
 }
 
 // Changed reports whether anything was (or, in check mode, would be) written or applied.
@@ -46,6 +50,15 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 	out := Outcome{Ops: ops}
 	out.Objects, out.PendingObjects = results(desired, remove, ix, ops)
 	needApply := apply && len(out.PendingObjects) > 0
+	if apply && len(ops) == 0 && !needApply {
+		// Nothing to stage or apply, unless a node never got the running
+		// config (its reload failed): PVE shows that only in node status.
+		bad, err := api.Unsettled(ctx)
+		if err != nil {
+			return out, err
+		}
+		out.Reapply, needApply = bad, len(bad) > 0
+	}
 	if apply && len(foreign) > 0 && (needApply || len(ops) > 0) {
 		return out, fmt.Errorf("refusing to apply: SDN has pending changes this module did not make: %s; apply or roll them back first (deevnet.tenant.pve_sdn_apply shows them)", describe(foreign))
 	}

@@ -20,6 +20,10 @@ description:
   - If the commit fails, the lock is released (O(on_failure=release), changes stay staged) or everything pending
     is rolled back (O(on_failure=rollback)). A failed reload task cannot be rolled back (the configuration is
     already committed); the task fails with PVE's message.
+  - After the apply task (which PVE ends C(OK) even when a node fails to reload), every node's SDN zone status
+    (C(GET /nodes/<node>/sdn/zones)) is read; a zone in C(error), or still C(pending) after 30 s, fails the task.
+    When nothing is pending but a node's zone is not C(available) (its last reload failed), the module applies
+    again (the only way PVE regenerates and reloads a node) and reports it in RV(reapplied_for).
   - See docs/adr/0008-sdn-apply.md for the design and the permission split.
 options:
   expect:
@@ -92,4 +96,13 @@ apply_task:
   returned: always
   type: str
   sample: "UPID:dv02hyp002p02:0001A2B3:00C0FFEE:6650A1B3:reloadnetworkall::root@pam!iac:"
+reapplied_for:
+  description:
+    - Node zones (C(<node>/<zone> (<status>))) that had not reached the running SDN config - a failed or unfinished
+      network reload (node status C(error) or C(pending)) - when nothing was pending, so this task applied again.
+      After an apply, the node zones still not C(available) when the task failed.
+  returned: always
+  type: list
+  elements: str
+  sample: ["dv02hyp002p02/tn01 (error)"]
 '''

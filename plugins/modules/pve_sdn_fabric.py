@@ -191,4 +191,13 @@ apply_task:
   description: UPID of the apply task, or null.
   returned: always
   type: str
+reapplied_for:
+  description:
+    - Node zones (C(<node>/<zone> (<status>))) that had not reached the running SDN config - a failed or unfinished
+      network reload (node status C(error) or C(pending)) - when nothing was pending, so this task applied again.
+      After an apply, the node zones still not C(available) when the task failed.
+  returned: always
+  type: list
+  elements: str
+  sample: ["dv02hyp002p02/tn01 (error)"]
 '''

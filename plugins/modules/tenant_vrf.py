@@ -99,6 +99,9 @@ options:
         wait for the reload task and check its exit status). On a staging failure the lock is rolled back when it was
         taken with nothing pending (only this task's changes can be discarded), else released.
       - Leave it C(false) (the default) when a play stages several tenants, and apply once with M(deevnet.tenant.pve_sdn_apply).
+      - With O(apply=true), a node whose SDN zone status is not C(available) after the apply fails the task, and
+        a run with nothing to stage or apply applies again when a node's zone is in C(error) (its last reload
+        failed; RV(reapplied_for)).
     type: bool
     default: false
 extends_documentation_fragment:
@@ -213,4 +216,13 @@ apply_task:
   returned: always
   type: str
   sample: "UPID:dv02hyp002p02:0001A2B3:00C0FFEE:6650A1B3:reloadnetworkall::root@pam!iac:"
+reapplied_for:
+  description:
+    - Node zones (C(<node>/<zone> (<status>))) that had not reached the running SDN config - a failed or unfinished
+      network reload (node status C(error) or C(pending)) - when nothing was pending, so this task applied again.
+      After an apply, the node zones still not C(available) when the task failed.
+  returned: always
+  type: list
+  elements: str
+  sample: ["dv02hyp002p02/tn01 (error)"]
 '''

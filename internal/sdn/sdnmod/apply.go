@@ -70,15 +70,27 @@ func Apply(m *module.Module) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
-	values := map[string]any{"pending_objects": pendingList(pending), "apply_task": nil, "applied": false}
+	values := map[string]any{"pending_objects": pendingList(pending), "apply_task": nil, "applied": false, "reapplied_for": []string{}}
+	var reapply []sdn.ZoneStatus
 	if len(pending) == 0 {
-		return module.Result{Msg: "nothing pending", Values: values}, nil
+		// Nothing staged; but a node whose reload failed (or never came)
+		// still runs an older config: only applying again reloads it.
+		if reapply, err = api.Unsettled(ctx); err != nil {
+			return module.Result{}, err
+		}
+		if len(reapply) == 0 {
+			return module.Result{Msg: "nothing pending", Values: values}, nil
+		}
+		values["reapplied_for"] = zoneList(reapply)
 	}
 	if foreign := foreignOf(m, pending); len(foreign) > 0 {
 		return module.Result{}, module.Fail(fmt.Sprintf("refusing to apply pending SDN changes this run did not stage: %s; add them to expect, set allow_foreign_pending: true, or roll them back", keys(foreign)), values)
 	}
 	diff := module.Diff{BeforeHeader: "pending SDN changes", AfterHeader: "applied", Before: pendingList(pending), After: []any{}}
 	if m.CheckMode {
+		if len(reapply) > 0 {
+			return module.Result{Changed: true, Msg: "would apply again: the running SDN config has not reached " + strings.Join(zoneList(reapply), ", "), Values: values}, nil
+		}
 		return module.Result{Changed: true, Msg: "would apply " + keys(pending), Diffs: []module.Diff{diff}, Values: values}, nil
 	}
 	token, err := api.Lock(ctx, true)
@@ -106,9 +118,17 @@ func Apply(m *module.Module) (module.Result, error) {
 		// The running config is already written: a rollback would change nothing, so the
 		// failure is reported with PVE's message for the operator.
 		values["applied"] = true
+		var re *sdn.ReloadError
+		if errors.As(err, &re) {
+			values["reapplied_for"] = zoneList(re.Zones)
+			return module.Result{Changed: true, Values: values}, module.Fail(err.Error(), values)
+		}
 		return module.Result{Changed: true, Values: values}, module.Fail(err.Error()+"; the configuration was committed but the network reload failed on a node: check its task log", values)
 	}
 	values["applied"] = true
+	if len(reapply) > 0 && len(again) == 0 {
+		return module.Result{Changed: true, Msg: fmt.Sprintf("applied again: the running SDN config had not reached %s (task %s)", strings.Join(zoneList(reapply), ", "), upid), Values: values}, nil
+	}
 	return module.Result{Changed: true, Msg: fmt.Sprintf("applied %s (task %s)", keys(again), upid), Diffs: []module.Diff{diff}, Values: values}, nil
 }
 

@@ -76,12 +76,19 @@ func stageResult(out sdn.Outcome, check, apply bool) module.Result {
 	if out.UPID != "" {
 		task = out.UPID
 	}
-	res.Values = map[string]any{"objects": objs, "pending_objects": pending, "applied": out.Applied, "apply_task": task, "staged": out.Staged}
+	reapply := zoneList(out.Reapply)
+	res.Values = map[string]any{"objects": objs, "pending_objects": pending, "applied": out.Applied, "apply_task": task, "staged": out.Staged, "reapplied_for": reapply}
 	res.Msg = summary(out, check, apply)
 	return res
 }
 
 func summary(out sdn.Outcome, check, apply bool) string {
+	if len(out.Reapply) > 0 && len(out.Ops) == 0 {
+		if check {
+			return "would apply again: the running SDN config has not reached " + strings.Join(zoneList(out.Reapply), ", ")
+		}
+		return "applied again: the running SDN config had not reached " + strings.Join(zoneList(out.Reapply), ", ") + " (task " + out.UPID + ")"
+	}
 	if out.Applied && len(out.Ops) == 0 {
 		return "applied the changes staged earlier (task " + out.UPID + ")"
 	}
@@ -116,6 +123,14 @@ func summary(out sdn.Outcome, check, apply bool) string {
 	default:
 		return msg + "; staged, not applied: apply once with deevnet.tenant.pve_sdn_apply"
 	}
+}
+
+func zoneList(zs []sdn.ZoneStatus) []string {
+	parts := make([]string, len(zs))
+	for i, z := range zs {
+		parts[i] = z.String()
+	}
+	return parts
 }
 
 // converge runs the shared staging flow for a planned work.

@@ -1,0 +1,104 @@
+package sdn
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ZoneStatus is one zone's SDN status on one node, as GET
+// /nodes/{node}/sdn/zones reports it: available, pending (the node's files
+// are older than the running config) or error (the node's reload failed).
+type ZoneStatus struct {
+	Node   string
+	Zone   string
+	Status string
+}
+
+func (z ZoneStatus) String() string { return z.Node + "/" + z.Zone + " (" + z.Status + ")" }
+
+// defaultSettle is how long a pending node is given to finish its reload:
+// PVE's apply task ends when it has started the node reloads, not when they end.
+const defaultSettle = 30 * time.Second
+
+// NodeZones reads every online node's zone statuses.
+func (a API) NodeZones(ctx context.Context) ([]ZoneStatus, error) {
+	var nodes []map[string]any
+	if err := a.C.Get(ctx, "/nodes", nil, &nodes); err != nil {
+		return nil, fmt.Errorf("reading the cluster nodes: %w", err)
+	}
+	var out []ZoneStatus
+	for _, n := range nodes {
+		name, _ := n["node"].(string)
+		if name == "" || n["status"] != "online" {
+			continue
+		}
+		var zones []map[string]any
+		if err := a.C.Get(ctx, "/nodes/"+url.PathEscape(name)+"/sdn/zones", nil, &zones); err != nil {
+			return nil, fmt.Errorf("reading the SDN status of node %s: %w", name, err)
+		}
+		for _, z := range zones {
+			zs := ZoneStatus{Node: name, Zone: fmt.Sprint(z["zone"]), Status: fmt.Sprint(z["status"])}
+			out = append(out, zs)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out, nil
+}
+
+// Unsettled returns the zones whose status on some node is not available,
+// after giving pending ones up to a.Settle to finish their reload. A node in
+// error, or still pending, has not reached the running config: applying
+// again regenerates its files and reloads it.
+func (a API) Unsettled(ctx context.Context) ([]ZoneStatus, error) {
+	settle := a.Settle
+	if settle <= 0 {
+		settle = defaultSettle
+	}
+	deadline := time.Now().Add(settle)
+	for {
+		zs, err := a.NodeZones(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var bad []ZoneStatus
+		waiting := false
+		for _, z := range zs {
+			if z.Status != "available" {
+				bad = append(bad, z)
+				waiting = waiting || z.Status == "pending"
+			}
+		}
+		if !waiting || time.Now().After(deadline) {
+			return bad, nil
+		}
+		select {
+		case <-ctx.Done():
+			return bad, nil
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// describeZones names zone statuses for messages.
+func describeZones(zs []ZoneStatus) string {
+	parts := make([]string, len(zs))
+	for i, z := range zs {
+		parts[i] = z.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ReloadError is an apply whose configuration was committed but did not
+// reach every node (PVE still ends the apply task OK).
+type ReloadError struct {
+	Zones []ZoneStatus
+}
+
+func (e *ReloadError) Error() string {
+	return "the SDN configuration was committed but did not reach every node: " + describeZones(e.Zones) +
+		"; check the node's network (reload) task log; the next apply reloads it again"
+}
