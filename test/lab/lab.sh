@@ -12,6 +12,7 @@
 #   test/lab/lab.sh check    the box's checks (see check_box)
 #   test/lab/lab.sh down     power the guest off and remove LAB_DIR
 #   test/lab/lab.sh test     up, check, down (down also on failure)
+#   test/lab/lab.sh playbook PLAYBOOK [ARGS...]   ansible-playbook with the lab's inventory (log: LAB_DIR/ansible.log)
 #   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest) or a node name
 #   env: LAB_DIR, LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
 # Needs: qemu-system-x86 busybox-static openssh-client, the Debian tree (mmdebstrap), apt sources.
@@ -19,7 +20,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/lab
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
-NODES=${LAB_NODES:-"dv02hyp002p02=10.20.10.12/24 dv02hyp002p03=10.20.10.13/24"}
+INVENTORY=${LAB_INVENTORY:-$ROOT/examples/substrate/inventory}
+VENV=${VENV:-$ROOT/.venv}
+PVESIM=${PVESIM:-$ROOT/bin/pvesim}
 ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 log(){ echo "lab: $*" >&2; }
 
@@ -50,6 +53,16 @@ root_image() {
   echo "$img"
 }
 
+# nodes: "NODE,MANAGEMENT,PORT,LOOPBACK,UNDERLAY" per hypervisor of the inventory (host_vars substrate_node)
+nodes() {
+  "$VENV/bin/ansible-inventory" -i "$INVENTORY" --list 2>/dev/null | "$VENV/bin/python" -c '
+import json, sys
+inv = json.load(sys.stdin)
+for h in inv["hypervisors"]["hosts"]:
+    n = inv["_meta"]["hostvars"][h]["substrate_node"]
+    print(",".join([h, n["management"], n["bridge_ports"][0], n["loopback"], n["underlay"].split("/")[0]]))'
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 sshl() { ssh -F "$LAB_DIR/ssh_config" "$@"; }
@@ -57,6 +70,8 @@ sshl() { ssh -F "$LAB_DIR/ssh_config" "$@"; }
 up() {
   local t kt kver img port
   LAB_DIR=$(mktemp -d /tmp/dvt-lab.XXXXXX); export LAB_DIR
+  NODES=$(nodes | tr '\n' ' '); [ -n "$NODES" ] || { log "no hypervisors in $INVENTORY"; exit 2; }
+  echo "$NODES" > "$LAB_DIR/nodes"
   t=$(date +%s%N)
   { read -r kt; read -r kver; } < <("$ROOT/test/guest/kernel.sh")
   [ -n "${kver:-}" ] || exit 2
@@ -88,8 +103,11 @@ Host lab
   HostName 127.0.0.1
   Port $port
 CFG
+  # the nodes by name and by management address (ansible uses the inventory's ansible_host)
+  local spec n a
   for spec in $NODES; do
-    printf 'Host %s\n  HostName %s\n  ProxyJump lab\n' "${spec%%=*}" "${spec#*=}" | sed 's|/[0-9]*$||' >> "$LAB_DIR/ssh_config"
+    n=${spec%%,*}; a=${spec#*,}; a=${a%%/*}
+    printf 'Host %s %s\n  HostName %s\n  ProxyJump lab\n' "$n" "$a" "$a" >> "$LAB_DIR/ssh_config"
   done
   t=$(date +%s%N)
   # restrict=on: the guest reaches nothing beyond QEMU; the only forward is loopback -> guest sshd
@@ -107,13 +125,61 @@ CFG
   log "guest booted, sshd answering in $(ms $t) ms ($(grep -a LAB-READY "$LAB_DIR/console.log" || true))"
   t=$(date +%s%N)
   # shellcheck disable=SC2086
-  sshl lab /lab/topo.sh up $NODES
-  for spec in $NODES; do sshl lab /lab/node.sh "${spec%%=*}" "${spec#*=}"; done
+  sshl lab /lab/topo.sh up $(for spec in $NODES; do echo "${spec%,*,*}"; done)
+  for spec in $NODES; do spec=${spec%,*,*}; sshl lab /lab/node.sh ${spec//,/ }; done
   log "switch, perimeter, hosts and nodes up in $(ms $t) ms"
+  pvesim_up
+  t=$(date +%s%N)
+  playbook deevnet.tenant.fabric
+  log "fabric playbook (node network, transit routes, SDN fabric + EVPN controller, apply, node reloads) in $(ms $t) ms"
   echo "LAB_DIR=$LAB_DIR"
 }
 
-need_lab() { [ -n "${LAB_DIR:-}" ] && [ -f "$LAB_DIR/ssh_config" ] || { echo "lab: LAB_DIR not set (lab.sh up prints it)" >&2; exit 2; }; }
+# pvesim on 127.0.0.1 knowing the inventory's nodes; after each SDN apply it writes every node's
+# files under LAB_DIR/render and runs reload.sh, which installs them on the lab node
+pvesim_up() {
+  if [ ! -x "$PVESIM" ] || [ -n "$(find "$ROOT/internal" "$ROOT/cmd/pvesim" -newer "$PVESIM" -name '*.go' 2>/dev/null | head -1)" ]; then
+    (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$PVESIM" ./cmd/pvesim)
+  fi
+  local spec
+  { echo "render_dir: $LAB_DIR/render"; echo "reload_command: $HERE/reload.sh"; echo "reload_timeout: 5m"; echo "nodes:"
+    for spec in $NODES; do echo "  - {name: ${spec%%,*}, maxcpu: 16, maxmem: 68719476736}"; done; } > "$LAB_DIR/pvesim.yml"
+  setsid "$PVESIM" --config "$LAB_DIR/pvesim.yml" --listen 127.0.0.1:0 --ca-out "$LAB_DIR/pvesim-ca.pem" \
+    --token-out "$LAB_DIR/pvesim-token.json" > "$LAB_DIR/pvesim.log" 2>&1 < /dev/null & echo $! > "$LAB_DIR/pvesim.pid"
+  for _ in $(seq 1 200); do [ -s "$LAB_DIR/pvesim-token.json" ] && break; sleep 0.05; done
+  [ -s "$LAB_DIR/pvesim-token.json" ] || { cat "$LAB_DIR/pvesim.log" >&2; log "pvesim did not start"; exit 1; }
+  # the second inventory source: only how things are reached (examples/substrate/README.md, "A lab")
+  "$VENV/bin/python" - "$LAB_DIR" "$NODES" <<'PY'
+import json, sys, yaml
+lab, nodes = sys.argv[1], sys.argv[2].split()
+tok = json.load(open(lab + "/pvesim-token.json"))
+inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
+          "api_host": "127.0.0.1", "api_port": tok["api_port"], "api_user": "root@pam", "api_token_id": "sim",
+          "api_token_secret": tok["api_token_secret"], "validate_certs": True, "ca_path": lab + "/pvesim-ca.pem"}}},
+       "children": {"hypervisors": {"hosts": {n.split(",")[0]: {
+          "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
+          "ansible_python_interpreter": "/usr/bin/python3",
+          # a PVE node has no sudo; root is already root
+          "ansible_become_method": "ansible.builtin.su"} for n in nodes}}}}}
+with open(lab + "/inventory.yml", "w") as f:
+    yaml.safe_dump(inv, f)
+PY
+}
+
+# playbook PLAYBOOK [ARGS...]: ansible-playbook with the inventory as it is plus the lab's overrides,
+# the collection being this tree
+playbook() {
+  mkdir -p "$LAB_DIR/collections/ansible_collections/deevnet"
+  ln -sfn "$ROOT" "$LAB_DIR/collections/ansible_collections/deevnet/tenant"
+  ANSIBLE_COLLECTIONS_PATH=$LAB_DIR/collections ANSIBLE_HOST_KEY_CHECKING=false \
+    "$VENV/bin/ansible-playbook" -i "$INVENTORY" -i "$LAB_DIR/inventory.yml" "$@" > "$LAB_DIR/ansible.log" 2>&1 \
+    || { tail -40 "$LAB_DIR/ansible.log" >&2; return 1; }
+}
+
+need_lab() {
+  [ -n "${LAB_DIR:-}" ] && [ -f "$LAB_DIR/ssh_config" ] || { echo "lab: LAB_DIR not set (lab.sh up prints it)" >&2; exit 2; }
+  NODES=$(cat "$LAB_DIR/nodes")
+}
 
 # check_box: each node reached over ssh on its management address (through the jump host), its
 # trunk up as rendered (vmbr0 VLAN-aware, VLANs 50/51 with the inventory's addresses), the nodes
@@ -121,27 +187,70 @@ need_lab() { [ -n "${LAB_DIR:-}" ] && [ -f "$LAB_DIR/ssh_config" ] || { echo "la
 check_box() {
   local fail=0 n
   for spec in $NODES; do
-    n=${spec%%=*}
+    n=${spec%%,*}
     if sshl "$n" 'ip -d link show vmbr0 | grep -q "vlan_filtering 1" && ip -br addr show vmbr0.50 | grep -q UP && ip -br addr show vmbr0.51 | grep -q UP'; then
       echo "ok   $n: vmbr0 VLAN-aware, vmbr0.50 and vmbr0.51 up"
     else echo "FAIL $n: vmbr0/vmbr0.50/vmbr0.51 not as rendered"; fail=1; fi
   done
   # first node -> the others over the underlay and the perimeter over transit
-  local first peer; first=${NODES%% *}; first=${first%%=*}
+  local first peer; first=${NODES%% *}; first=${first%%,*}
   for spec in ${NODES#* }; do
-    peer=$(sshl "${spec%%=*}" "ip -4 -br addr show vmbr0.51 | awk '{print \$3}' | cut -d/ -f1")
-    if sshl "$first" "ping -c1 -W3 $peer >/dev/null"; then echo "ok   $first -> ${spec%%=*} over the underlay ($peer)"
-    else echo "FAIL $first -> ${spec%%=*} over the underlay ($peer)"; fail=1; fi
+    peer=${spec##*,}
+    if sshl "$first" "ping -c1 -W3 $peer >/dev/null"; then echo "ok   $first -> ${spec%%,*} over the underlay ($peer)"
+    else echo "FAIL $first -> ${spec%%,*} over the underlay ($peer)"; fail=1; fi
   done
   if sshl "$first" "ping -c1 -W3 10.20.50.1 >/dev/null"; then echo "ok   $first -> perimeter over transit (10.20.50.1)"
   else echo "FAIL $first -> perimeter over transit"; fail=1; fi
   return $fail
 }
 
-check() { need_lab; local t; t=$(date +%s%N); check_box; log "checks in $(ms $t) ms"; }
+# check_fabric: what the rendered frr.conf must give, on every node: an OpenFabric route to every
+# other node's VTEP loopback, the BGP EVPN session to each of them Established with BFD up.
+# Waits up to LAB_CONVERGE seconds (default 120) for convergence.
+check_fabric() {
+  local fail=0 spec n other lo deadline
+  deadline=$(( $(date +%s) + ${LAB_CONVERGE:-120} ))
+  for spec in $NODES; do
+    n=${spec%%,*}
+    for other in $NODES; do
+      [ "$other" = "$spec" ] && continue
+      lo=$(echo "$other" | cut -d, -f4); other=${other%%,*}
+      until sshl "$n" "vtysh -c 'show openfabric route' | grep -q ' $lo/32 .* $lo ' &&
+          vtysh -c 'show bgp l2vpn evpn summary' | grep -E '\($lo\)|^$lo ' | awk '{print \$10}' | grep -qE '^[0-9]+$' &&
+          vtysh -c 'show bfd peers brief' | grep -E ' $lo +up'" >/dev/null 2>&1; do
+        [ "$(date +%s)" -lt "$deadline" ] || break
+        sleep 3
+      done
+      if sshl "$n" "vtysh -c 'show openfabric route' | grep -q ' $lo/32 .* $lo '"; then echo "ok   $n: OpenFabric route to $other's loopback $lo"
+      else echo "FAIL $n: no OpenFabric route to $other's loopback $lo"; fail=1; fi
+      if sshl "$n" "vtysh -c 'show bgp l2vpn evpn summary' | grep -E '\($lo\)|^$lo ' | awk '{print \$10}' | grep -qE '^[0-9]+$'"; then
+        echo "ok   $n: BGP EVPN session to $other ($lo) Established"
+      else echo "FAIL $n: BGP EVPN session to $other ($lo) not Established"; fail=1; fi
+      if sshl "$n" "vtysh -c 'show bfd peers brief' | grep -qE ' $lo +up'"; then echo "ok   $n: BFD to $lo up"
+      else echo "FAIL $n: BFD to $lo not up"; fail=1; fi
+    done
+  done
+  return $fail
+}
+
+check() {
+  need_lab
+  local t rc=0; t=$(date +%s%N)
+  check_box || rc=1
+  check_fabric || rc=1
+  log "checks in $(ms $t) ms"
+  return $rc
+}
+
+alive() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null); [ -n "$st" ] && [ "${st:0:1}" != Z ]; }
 
 down() {
   need_lab
+  if [ -f "$LAB_DIR/pvesim.pid" ]; then
+    local p; p=$(cat "$LAB_DIR/pvesim.pid")
+    kill "$p" 2>/dev/null || true
+    for _ in $(seq 1 100); do alive "$p" || break; sleep 0.05; done
+  fi
   if [ -f "$LAB_DIR/qemu.pid" ]; then
     local pid; pid=$(cat "$LAB_DIR/qemu.pid")
     sshl lab 'echo o > /proc/sysrq-trigger' 2>/dev/null || true
@@ -156,6 +265,7 @@ case ${1:-} in
   check) check;;
   down) down;;
   test) up >/dev/null; trap down EXIT; check;;
+  playbook) shift; need_lab; playbook "$@";;
   ssh) shift; need_lab; h=${1:-lab}; shift || true; sshl "$h" "$@";;
   *) sed -n '2,20p' "$0"; exit 2;;
 esac

@@ -1,25 +1,27 @@
 #!/bin/sh
-# node.sh boot NODE MGMT_CIDR (inside the lab guest): what a freshly installed PVE 9 node has before
-# the collection touches it, then its boot: the installer's /etc/network/interfaces (vmbr0 on eno1
+# node.sh NODE MGMT_CIDR PORT (inside the lab guest): what a freshly installed PVE 9 node has before
+# the collection touches it, then its boot: the installer's /etc/network/interfaces (vmbr0 on the trunk port
 # with the management address, `source /etc/network/interfaces.d/*`), `ifup -a`, sshd on the
 # management address, and FRR started by Debian's own frrinit.sh from /etc/frr/daemons (zebra,
 # staticd always; bgpd and bfdd enabled as a PVE EVPN node needs; fabricd/ospfd are the lines SDN
 # apply rewrites).
 set -eu
-n=$1; mgmt=$2
+n=$1; mgmt=$2; port=$3
 E=/etc/netns/$n
 mkdir -p "$E/network" "$E/frr"
-cp -a /etc/network/. "$E/network/"; mkdir -p "$E/network/interfaces.d"
+cp -a /etc/network/. "$E/network/"
+# the hook directories a PVE node has (other packages ship scripts there; ifupdown2 alone does not)
+mkdir -p "$E/network/interfaces.d" "$E/network/if-up.d" "$E/network/if-down.d" "$E/network/if-pre-up.d" "$E/network/if-post-down.d"
 cat > "$E/network/interfaces" <<IFS
 auto lo
 iface lo inet loopback
 
-iface eno1 inet manual
+iface $port inet manual
 
 auto vmbr0
 iface vmbr0 inet static
 	address $mgmt
-	bridge-ports eno1
+	bridge-ports $port
 	bridge-stp off
 	bridge-fd 0
 

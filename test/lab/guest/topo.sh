@@ -3,7 +3,8 @@
 # has and PVE does not make: a VLAN-aware switch, the perimeter (core router), a management host,
 # the resolver host and an outside host. The nodes' own network (vmbr0, VLANs 50/51, SDN) is NOT
 # made here: ifupdown2 brings it up from the rendered files (node.sh).
-#   topo.sh up NODE=MGMT_CIDR...   e.g. topo.sh up dv02hyp002p02=10.20.10.12/24 dv02hyp002p03=10.20.10.13/24
+#   topo.sh up NODE,MGMT_CIDR,PORT...   e.g. topo.sh up dv02hyp002p02,10.20.10.2/24,enp1s0 dv02hyp002p03,10.20.10.3/24,eno1
+#   (PORT: the node's trunk port, its inventory's substrate_node.bridge_ports[0])
 #   topo.sh down
 # Switch ports: every port has VLAN 1 untagged (management); node and perimeter ports also carry
 # 50 (transit) and 51 (underlay, nodes only) tagged, like the site's trunk to the hypervisor.
@@ -25,9 +26,9 @@ up() {
   ip -n sw link add br0 type bridge vlan_filtering 1 stp_state 0 forward_delay 0
   ip -n sw link set br0 up
   for spec in "$@"; do
-    n=${spec%%=*}
+    n=${spec%%,*}; p=${spec##*,}
     ip netns add "$n"; ip -n "$n" link set lo up
-    port "$n" eno1 "p-$(echo "$n" | tail -c 4)"
+    port "$n" "$p" "p-$(echo "$n" | tail -c 4)"
     for v in 50 51; do bridge -n sw vlan add dev "p-$(echo "$n" | tail -c 4)" vid $v; done
     mkdir -p "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr" "/etc/netns/$n"
     chown frr:frr "/var/lib/lab/$n/run-frr"
