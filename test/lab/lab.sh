@@ -23,6 +23,8 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
 INVENTORY=${LAB_INVENTORY:-$ROOT/examples/substrate/inventory}
 VENV=${VENV:-$ROOT/.venv}
 PVESIM=${PVESIM:-$ROOT/bin/pvesim}
+# tenant declarations converged by `up` (empty: fabric only)
+TENANTS=${LAB_TENANTS-}
 ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 log(){ echo "lab: $*" >&2; }
 
@@ -82,7 +84,7 @@ up() {
   mkdir -p "$LAB_DIR/run/root/.ssh" "$LAB_DIR/run/lab"
   cp "$LAB_DIR/id.pub" "$LAB_DIR/run/root/.ssh/authorized_keys"; chmod 700 "$LAB_DIR/run/root/.ssh"
   cp "$HERE/guest/labinit" "$LAB_DIR/run/labinit"
-  cp "$HERE/guest/"{topo.sh,node.sh,nodeexec} "$LAB_DIR/run/lab/"
+  cp "$HERE/guest/"{topo.sh,node.sh,nodeexec,vm.sh} "$LAB_DIR/run/lab/"
   (cd "$LAB_DIR/run" && find . | busybox cpio -o -H newc 2>/dev/null) > "$LAB_DIR/run.cpio"
   cat "$img" "$LAB_DIR/run.cpio" > "$LAB_DIR/initrd"
   port=$(free_port)
@@ -132,6 +134,7 @@ CFG
   t=$(date +%s%N)
   playbook deevnet.tenant.fabric
   log "fabric playbook (node network, transit routes, SDN fabric + EVPN controller, apply, node reloads) in $(ms $t) ms"
+  if [ -n "$TENANTS" ]; then t=$(date +%s%N); tenants; log "tenants onboarded and converged, VMs plugged in $(ms $t) ms"; fi
   echo "LAB_DIR=$LAB_DIR"
 }
 
@@ -149,13 +152,25 @@ pvesim_up() {
   for _ in $(seq 1 200); do [ -s "$LAB_DIR/pvesim-token.json" ] && break; sleep 0.05; done
   [ -s "$LAB_DIR/pvesim-token.json" ] || { cat "$LAB_DIR/pvesim.log" >&2; log "pvesim did not start"; exit 1; }
   # the second inventory source: only how things are reached (examples/substrate/README.md, "A lab")
+  # DNS: PowerDNS + Unbound on this machine's loopback (scripts/dns-lab.sh), no zones: onboarding makes them
+  DNS_LAB_DIR=$LAB_DIR/dns DNS_LAB_TENANTS='' "$ROOT/scripts/dns-lab.sh" up > "$LAB_DIR/dns-lab.out" \
+    || { cat "$LAB_DIR/dns-lab.out" >&2; exit 1; }
+  mkdir -p "$LAB_DIR/unbound.d"
   "$VENV/bin/python" - "$LAB_DIR" "$NODES" <<'PY'
 import json, sys, yaml
 lab, nodes = sys.argv[1], sys.argv[2].split()
 tok = json.load(open(lab + "/pvesim-token.json"))
+env = dict(l.strip().replace("export ", "").split("=", 1) for l in open(lab + "/dns/env") if "=" in l)
+env = {k: v.strip("'\"") for k, v in env.items()}
 inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
           "api_host": "127.0.0.1", "api_port": tok["api_port"], "api_user": "root@pam", "api_token_id": "sim",
-          "api_token_secret": tok["api_token_secret"], "validate_certs": True, "ca_path": lab + "/pvesim-ca.pem"}}},
+          "api_token_secret": tok["api_token_secret"], "validate_certs": True, "ca_path": lab + "/pvesim-ca.pem"},
+        "substrate_pdns": {"api_url": "http://127.0.0.1:" + env["DNS_LAB_API_PORT"], "api_key": env["DNS_LAB_API_KEY"],
+                           "server": "127.0.0.1", "port": int(env["DNS_LAB_PDNS_PORT"])},
+        "substrate_resolver": {"server": "127.0.0.1", "port": int(env["DNS_LAB_UNBOUND_PORT"])},
+        "substrate_unbound_conf_dir": lab + "/unbound.d",
+        "tenant_registry_file": lab + "/tenants.yml",
+        "tenant_attachment_dir": lab + "/attachments"}},
        "children": {"hypervisors": {"hosts": {n.split(",")[0]: {
           "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
           "ansible_python_interpreter": "/usr/bin/python3",
@@ -174,6 +189,45 @@ playbook() {
   ANSIBLE_COLLECTIONS_PATH=$LAB_DIR/collections ANSIBLE_HOST_KEY_CHECKING=false \
     "$VENV/bin/ansible-playbook" -i "$INVENTORY" -i "$LAB_DIR/inventory.yml" "$@" > "$LAB_DIR/ansible.log" 2>&1 \
     || { tail -40 "$LAB_DIR/ansible.log" >&2; return 1; }
+}
+
+# tenants: onboard and converge each declaration with the playbooks that ship, then plug every VM
+# pvesim holds into the lab as a namespace (vms)
+tenants() {
+  local f name
+  for f in $TENANTS; do
+    name=$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant"]["name"])' "$f")
+    playbook deevnet.tenant.onboard -e "tenant_name=$name"
+    playbook deevnet.tenant.tenant -e "tenant_file=$f"
+  done
+  vms
+}
+
+# vms: every tenant VM pvesim holds, as a namespace on the node pvesim placed it on, with net0's
+# bridge and MAC and ipconfig0's address and gateway, all read back from pvesim's API
+vms() {
+  "$VENV/bin/python" - "$LAB_DIR" > "$LAB_DIR/vms" <<'PY'
+import json, ssl, sys, urllib.request
+lab = sys.argv[1]
+tok = json.load(open(lab + "/pvesim-token.json"))
+ctx = ssl.create_default_context(cafile=lab + "/pvesim-ca.pem")
+def get(path):
+    req = urllib.request.Request("https://127.0.0.1:%d/api2/json%s" % (tok["api_port"], path),
+        headers={"Authorization": "PVEAPIToken=root@pam!sim=" + tok["api_token_secret"]})
+    return json.load(urllib.request.urlopen(req, context=ctx))["data"]
+for r in get("/cluster/resources?type=vm"):
+    if r.get("template"):
+        continue
+    c = get("/nodes/%s/qemu/%d/config" % (r["node"], r["vmid"]))
+    net = dict(kv.split("=", 1) for kv in c["net0"].split(","))
+    mac = next(v for k, v in net.items() if k in ("virtio", "e1000", "rtl8139", "vmxnet3"))
+    ip = dict(kv.split("=", 1) for kv in c["ipconfig0"].split(","))
+    print(r["vmid"], c["name"], r["node"], net["bridge"], mac, ip["ip"], ip["gw"])
+PY
+  local vmid name node br mac cidr gw
+  while read -r vmid name node br mac cidr gw; do
+    sshl lab /lab/vm.sh add "$vmid" "$name" "$node" "$br" "$mac" "$cidr" "$gw"
+  done < "$LAB_DIR/vms"
 }
 
 need_lab() {
@@ -233,11 +287,44 @@ check_fabric() {
   return $fail
 }
 
+# check_tenants: for every tenant VM pvesim holds (LAB_DIR/vms): from inside the VM, its gateway
+# (ipconfig0's gw: the VNet's anycast gateway on its node) answers; on every node the tenant's VRF
+# and VNet exist in the kernel and FRR knows both VNIs (show evpn vni: the L2VNI and the VRF's
+# L3VNI); on every node the VNet's VXLAN floods to each other node's VTEP (EVPN type-3), and on every
+# other node the VM's MAC is a remote EVPN MAC (type-2, learnt over BGP from its node).
+check_tenants() {
+  local fail=0 vmid name node br mac cidr gw zone spec n lo
+  [ -s "$LAB_DIR/vms" ] || return 0
+  while read -r vmid name node br mac cidr gw; do
+    zone=${br%v*}
+    if sshl lab "ip netns exec vm-$name ping -c2 -W3 $gw" >/dev/null 2>&1 </dev/null; then echo "ok   $name ($cidr on $node): gateway $gw answers"
+    else echo "FAIL $name ($cidr on $node): gateway $gw does not answer"; fail=1; fi
+    for spec in $NODES; do
+      n=${spec%%,*}
+      if sshl "$n" "ip -d link show vrf_$zone | grep -q 'vrf table' && ip -d link show $br | grep -q 'master vrf_$zone' &&
+          vtysh -c 'show evpn vni' | grep -E ' L2 +vxlan_$br ' >/dev/null && vtysh -c 'show evpn vni' | grep -E ' L3 .* vrf_$zone' >/dev/null" </dev/null; then
+        echo "ok   $n: vrf_$zone and $br in the kernel, L2VNI and L3VNI in FRR"
+      else echo "FAIL $n: vrf_$zone / $br / their VNIs missing"; fail=1; fi
+      for other in $NODES; do
+        [ "$other" = "$spec" ] && continue
+        lo=$(echo "$other" | cut -d, -f4)
+        if sshl "$n" "bridge fdb show dev vxlan_$br | grep -q '00:00:00:00:00:00 dst $lo '" </dev/null; then echo "ok   $n: vxlan_$br floods to $lo (EVPN type-3)"
+        else echo "FAIL $n: vxlan_$br has no flood entry to $lo"; fail=1; fi
+      done
+      [ "$n" = "$node" ] && continue
+      if sshl "$n" "for i in \$(seq 1 20); do vtysh -c 'show evpn mac vni all' | grep -i '$mac' | grep -q remote && exit 0; sleep 1; done; exit 1" </dev/null; then echo "ok   $n: $name's MAC $mac is a remote EVPN MAC (type-2)"
+      else echo "FAIL $n: $name's MAC $mac not learnt over EVPN"; fail=1; fi
+    done
+  done < "$LAB_DIR/vms"
+  return $fail
+}
+
 check() {
   need_lab
   local t rc=0; t=$(date +%s%N)
   check_box || rc=1
   check_fabric || rc=1
+  check_tenants || rc=1
   log "checks in $(ms $t) ms"
   return $rc
 }
@@ -251,6 +338,7 @@ down() {
     kill "$p" 2>/dev/null || true
     for _ in $(seq 1 100); do alive "$p" || break; sleep 0.05; done
   fi
+  [ -d "$LAB_DIR/dns" ] && DNS_LAB_DIR=$LAB_DIR/dns "$ROOT/scripts/dns-lab.sh" down >/dev/null 2>&1 || true
   if [ -f "$LAB_DIR/qemu.pid" ]; then
     local pid; pid=$(cat "$LAB_DIR/qemu.pid")
     sshl lab 'echo o > /proc/sysrq-trigger' 2>/dev/null || true
@@ -266,6 +354,7 @@ case ${1:-} in
   down) down;;
   test) up >/dev/null; trap down EXIT; check;;
   playbook) shift; need_lab; playbook "$@";;
+  tenants) need_lab; tenants;;
   ssh) shift; need_lab; h=${1:-lab}; shift || true; sshl "$h" "$@";;
   *) sed -n '2,20p' "$0"; exit 2;;
 esac

@@ -24,12 +24,14 @@ restart() {
   # systemd waits for watchfrr READY=1, sent after the config is applied; the lab has no systemd:
   # wait for every enabled daemon, then for the config (under TCG watchfrr sometimes never runs
   # its `vtysh -b`: applied here then, and said so)
-  want=$(sed -n "s/^\([a-z0-9]*\)=yes$/\1/p" /etc/frr/daemons | grep -vx vtysh_enable | sort | tr "\n" " ")
-  i=0; while [ $i -lt 120 ]; do
-    have=$(vtysh -c "show daemons" 2>/dev/null | tr " " "\n" | grep -v -e "^$" -e watchfrr | sort | tr "\n" " ")
-    [ "$have" = "$want" ] && break; sleep 0.5; i=$((i+1))
+  # zebra and staticd always run; the others when their daemons line says yes
+  want="zebra staticd $(sed -n "s/^\([a-z0-9]*d\)=yes$/\1/p" /etc/frr/daemons | tr "\n" " ")"
+  i=0; while [ $i -lt 240 ]; do
+    have=" $(vtysh -c "show daemons" 2>/dev/null | tr -s " \n" "  ") "
+    missing=""; for d in $want; do case $have in *" $d "*) ;; *) missing="$missing $d";; esac; done
+    [ -z "$missing" ] && break; sleep 0.5; i=$((i+1))
   done
-  [ "$have" = "$want" ] || { echo "frr: daemons up: $have; wanted: $want"; exit 1; }
+  [ -z "$missing" ] || { echo "frr: daemons not running after restart:$missing"; exit 1; }
   grep -q "^router bgp" /etc/frr/frr.conf || return 0
   i=0; while [ $i -lt 20 ] && ! vtysh -c "show running-config" | grep -q "^router bgp"; do sleep 0.5; i=$((i+1)); done
   if ! vtysh -c "show running-config" | grep -q "^router bgp"; then echo "lab: frr config not applied at start; vtysh -b"; vtysh -b; fi
