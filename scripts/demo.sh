@@ -20,7 +20,7 @@ export ANSIBLE_COLLECTIONS_PATH=${ANSIBLE_COLLECTIONS_PATH:-$ROOT/.ansible/colle
 export MOLECULE_SCENARIO_NAME=demo   # the shared inventory derives lab_dir from it
 export ANSIBLE_FORCE_COLOR=0
 PLAYBOOK=${ANSIBLE_PLAYBOOK:-$ROOT/.venv/bin/ansible-playbook}
-INV=$ROOT/extensions/molecule/shared/inventory.yml
+INV=$ROOT/extensions/molecule/shared/inventory
 ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 build(){
