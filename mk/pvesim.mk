@@ -2,7 +2,7 @@
 #
 #   make test-pvesim   the built bin/pvesim (ready line, CA/token files, state across a restart,
 #                      clean SIGTERM exit), --help documents every flag, and a short run of each
-#                      fuzz target (PVESIM_FUZZTIME, default 10s)
+#                      fuzz target (PVESIM_FUZZTIME, default 10s), sdnrender's FuzzRender included
 #   make bench-pvesim  GET /cluster/sdn/zones requests/s on one core (-cpu 1) with 1 and 63 zones,
 #                      and heap/RSS with 63 tenants x 3 VMs loaded (in-process, and the bin/pvesim binary)
 #

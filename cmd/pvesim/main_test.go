@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -116,5 +117,77 @@ func TestCLIStateSurvivesRestart(t *testing.T) {
 	hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	if st := do("GET", "/cluster/sdn/zones/keep", nil); st != 200 {
 		t.Fatalf("zone after restart: %d", st)
+	}
+}
+
+// TestCLIRenderDirAndReloadCommand: the contract the lab uses. After an
+// apply the binary writes each node's files under --render-dir and runs
+// --reload-command <node> <dir>/<node>; the node's files are also served on
+// /_sim/nodes/<node>/files/.
+func TestCLIRenderDirAndReloadCommand(t *testing.T) {
+	dir := t.TempDir()
+	bin := os.Getenv("PVESIM_BIN")
+	if bin == "" {
+		bin = filepath.Join(dir, "pvesim")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+	}
+	render, script := filepath.Join(dir, "render"), filepath.Join(dir, "reload.sh")
+	// records its arguments next to the files it was given
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s %s\\n' \"$1\" \"$2\" > \"$2/reloaded\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ca, tokFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "token.json")
+	cmd, _ := startBin(t, bin, "--listen", "127.0.0.1:0", "--ca-out", ca, "--token-out", tokFile,
+		"--render-dir", render, "--reload-command", script, "--reload-timeout", "30s")
+	defer stopBin(t, cmd)
+	var tok map[string]any
+	b, _ := os.ReadFile(tokFile)
+	if err := json.Unmarshal(b, &tok); err != nil {
+		t.Fatal(err)
+	}
+	pem, _ := os.ReadFile(ca)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest("PUT", tok["url"].(string)+"/api2/json/cluster/sdn", nil)
+	req.Header.Set("Authorization", "PVEAPIToken=root@pam!sim="+tok["api_token_secret"].(string))
+	res, err := hc.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("apply: %v %v", res, err)
+	}
+	_ = res.Body.Close()
+	const node = "dv02hyp002p02"
+	nodeDir := filepath.Join(render, node)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(filepath.Join(nodeDir, "reloaded")); err == nil {
+			if string(b) != node+" "+nodeDir+"\n" {
+				t.Fatalf("reload command args: %q", b)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reload command did not run")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for path, want := range map[string]string{"etc/network/interfaces.d/sdn": "#version:1\n", "etc/frr/daemons.pve": "fabricd=no\nospfd=no\n"} {
+		if b, err := os.ReadFile(filepath.Join(nodeDir, path)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q", path, b, err, want)
+		}
+		res, err := hc.Get(tok["url"].(string) + "/_sim/nodes/" + node + "/files/" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if res.StatusCode != 200 || string(body) != want {
+			t.Errorf("/_sim/nodes/%s/files/%s: %d %q", node, path, res.StatusCode, body)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(nodeDir, "etc/frr/frr.conf")); err != nil || !strings.HasPrefix(string(b), "frr version 10.4.1\n") {
+		t.Errorf("frr.conf: %q %v", b, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deevnet/tenant/internal/sdnrender"
@@ -153,14 +154,21 @@ func (s *Server) sdnApply(r *reqCtx) (any, error) {
 			err error
 			out []byte
 		}
+		// nodes reload in parallel, as PVE's apply starts every node's reload at once
 		res := make([]result, len(jobs))
+		var wg sync.WaitGroup
 		for i, j := range jobs {
 			if j.fault != nil {
 				res[i].err = errors.New(j.fault.Message)
 				continue
 			}
-			res[i].out, res[i].err = runReload(s.cfg.ReloadCommand, j.node, j.dir, timeout)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i].out, res[i].err = runReload(s.cfg.ReloadCommand, j.node, j.dir, timeout)
+			}()
 		}
+		wg.Wait()
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for i, j := range jobs {
@@ -172,6 +180,17 @@ func (s *Server) sdnApply(r *reqCtx) (any, error) {
 	return t.UPID, nil
 }
 
+// renderNode is what the renderer needs to know about a node.
+func (s *Server) renderNode(name string) sdnrender.Node {
+	n := sdnrender.Node{Name: name}
+	for _, c := range s.st.Nodes {
+		if c.Name == name {
+			n.LocalIP = c.LocalIP
+		}
+	}
+	return n
+}
+
 // writeNodeFiles renders node's files from the running config, keeps them
 // as the node's running files, and writes them under --render-dir.
 func (s *Server) writeNodeFiles(t *Task, node string) {
@@ -180,7 +199,7 @@ func (s *Server) writeNodeFiles(t *Task, node string) {
 		sd.NodeFiles = map[string]*nodeFiles{}
 	}
 	t.Log = append(t.Log, fmt.Sprintf("%s: reloading network config", node))
-	files := sdnrender.Render(renderConfig(sd.Running, sd.Version, sd.Current), sdnrender.Node{Name: node})
+	files := sdnrender.Render(renderConfig(sd.Running, sd.Version, sd.Current), s.renderNode(node))
 	for _, w := range files.Warnings {
 		t.Log = append(t.Log, fmt.Sprintf("%s: warning: %s", node, w))
 	}
@@ -292,7 +311,7 @@ func (s *Server) sdnDryRun(r *reqCtx) (any, error) {
 	if version == 0 {
 		version = 1
 	}
-	files := sdnrender.Render(renderConfig(sd.Current, version, sd.Current), sdnrender.Node{Name: node})
+	files := sdnrender.Render(renderConfig(sd.Current, version, sd.Current), s.renderNode(node))
 	now := time.Now()
 	nf := sd.NodeFiles[node]
 	diff := func(path, text string) any {

@@ -201,3 +201,61 @@ func TestDryRunFirstApply(t *testing.T) {
 		t.Fatalf("after apply: %v", d)
 	}
 }
+
+// TestApplyPeersMode: with an EVPN controller in peers mode, each node's VTEP
+// source is its configured local_ip, and its peers are the others.
+func TestApplyPeersMode(t *testing.T) {
+	s := startSim(t, func(c *Config) {
+		c.Nodes = []NodeConfig{{Name: "n1", LocalIP: "192.168.0.1"}, {Name: "n2", LocalIP: "192.168.0.2"}}
+	})
+	c := rootClient(t, s)
+	c.ok("POST", "/cluster/sdn/controllers", vals("controller", "evpnctl", "type", "evpn", "asn", "65000", "peers", "192.168.0.1,192.168.0.2"), nil)
+	c.ok("POST", "/cluster/sdn/zones", vals("zone", "myzone", "type", "evpn", "controller", "evpnctl", "vrf-vxlan", "1000", "mac", "A2:1D:CB:1A:C0:8B"), nil)
+	c.ok("POST", "/cluster/sdn/vnets", vals("vnet", "myvnet", "zone", "myzone", "tag", "100"), nil)
+	if _, st := c.task("PUT", "/cluster/sdn", nil); st != "OK" {
+		t.Fatal(st)
+	}
+	for node, want := range map[string][]string{
+		"n1": {" bgp router-id 192.168.0.1\n", " neighbor 192.168.0.2 peer-group VTEP\n"},
+		"n2": {" bgp router-id 192.168.0.2\n", " neighbor 192.168.0.1 peer-group VTEP\n"},
+	} {
+		_, frr := simFile(t, s, node, fileFRR)
+		_, ifs := simFile(t, s, node, fileInterfaces)
+		for _, w := range want {
+			if !strings.Contains(frr, w) {
+				t.Errorf("%s frr.conf lacks %q:\n%s", node, w, frr)
+			}
+		}
+		ip := strings.TrimSuffix(strings.TrimPrefix(want[0], " bgp router-id "), "\n")
+		if !strings.Contains(ifs, "\tvxlan-local-tunnelip "+ip+"\n") {
+			t.Errorf("%s interfaces lack its tunnel ip:\n%s", node, ifs)
+		}
+	}
+}
+
+// TestReloadCommandParallel: the nodes reload at the same time (PVE starts
+// every node's reload at once): each run waits until both have started.
+func TestReloadCommandParallel(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(t.TempDir(), "reload")
+	body := "#!/bin/sh\ntouch \"$2/../started-$1\"\ni=0\nwhile [ $i -lt 100 ]; do\n  [ -e \"$2/../started-n1\" ] && [ -e \"$2/../started-n2\" ] && exit 0\n  sleep 0.05; i=$((i+1))\ndone\necho 'the other node never started'; exit 1\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startSim(t, func(c *Config) {
+		c.Nodes = []NodeConfig{{Name: "n1"}, {Name: "n2"}}
+		c.RenderDir, c.ReloadCommand = dir, script
+	})
+	c := rootClient(t, s)
+	c.ok("POST", "/cluster/sdn/controllers", vals("controller", "evpnctl", "type", "evpn", "asn", "65000", "peers", "192.168.0.1,192.168.0.2"), nil)
+	c.ok("POST", "/cluster/sdn/zones", vals("zone", "myzone", "type", "evpn", "controller", "evpnctl", "vrf-vxlan", "1000"), nil)
+	upid, st := c.task("PUT", "/cluster/sdn", nil)
+	if st != "OK" {
+		t.Fatal(st)
+	}
+	for _, n := range []string{"n1", "n2"} {
+		if got := zoneStatus(t, c, n); got["myzone"] != "available" {
+			t.Errorf("%s: %v, want available; log:\n%s", n, got, taskLog(t, c, "n1", upid))
+		}
+	}
+}

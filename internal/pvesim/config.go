@@ -39,6 +39,11 @@ type Config struct {
 
 // NodeConfig is one cluster node.
 type NodeConfig struct {
+	// LocalIP is the node's underlay address, which a real node finds in its
+	// /etc/network/interfaces: the VTEP source of an EVPN controller in
+	// peers mode (fabric mode takes it from the fabric).
+	LocalIP string `yaml:"local_ip,omitempty"`
+
 	Name   string `yaml:"name"`
 	MaxCPU int    `yaml:"maxcpu"`
 	MaxMem int64  `yaml:"maxmem"`

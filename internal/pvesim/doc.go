@@ -38,6 +38,9 @@
 //	              net0: "virtio=BC:24:11:00:90:00,bridge=vmbr0"}}
 //	task_duration: 200ms
 //	latency: 5ms
+//	render_dir: /tmp/lab/nodes       # as --render-dir
+//	reload_command: /path/to/reload   # as --reload-command
+//	reload_timeout: 2m                # as --reload-timeout
 //
 // Admin endpoints (no authentication; loopback only):
 //

@@ -69,6 +69,9 @@ func renderSubnets(c sdnConfig) map[string]sdnrender.Subnet {
 func fabricInterface(s string) sdnrender.FabricInterface {
 	var fi sdnrender.FabricInterface
 	for _, part := range strings.Split(s, ",") {
+		if part == "" {
+			continue // "name=ens19," is valid
+		}
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
 			k, v = "name", part // the default key

@@ -23,6 +23,12 @@
 //	DIR/N/etc/frr/daemons.pve            "fabricd=yes|no\nospfd=yes|no\n"
 //
 // then runs the reload command as exec(PATH, N, DIR/N) without a shell,
-// under a timeout; its output goes into the apply task's log. Exit 0 means
-// the node reloaded; anything else is a failed reload (node status error).
+// for all nodes at once (in parallel, as PVE), each under --reload-timeout
+// (default 2m); its output goes into the apply task's log, which stays
+// running until every node is done. Exit 0 means the node reloaded;
+// anything else is a failed reload: GET /nodes/N/sdn/zones then reports
+// error (pending while the reload runs) and the apply task still ends OK,
+// as in PVE. Without --reload-command nothing runs and reloads succeed
+// unless a reload fault is injected (POST /_sim/faults "reload_faults").
+// GET /_sim/nodes/N/files/<path> serves the same three files.
 package sdnrender

@@ -291,7 +291,7 @@ func (f *frrConf) fabrics(cfg *Config, node Node) {
 				seq += 10
 				if fab.IPPrefix != "" {
 					al := "pve_openfabric_" + fid + "_ips"
-					f.accessLists[al] = []string{"access-list " + al + " permit " + fab.IPPrefix}
+					f.accessLists[al] = []string{"access-list " + al + " permit " + cidrString(fab.IPPrefix)}
 					e.matches = []string{"ip address " + al}
 				}
 				f.routeMaps["pve_openfabric"] = append(f.routeMaps["pve_openfabric"], e)
@@ -302,7 +302,7 @@ func (f *frrConf) fabrics(cfg *Config, node Node) {
 				seq += 10
 				if fab.IP6Prefix != "" {
 					al := "pve_openfabric_" + fid + "_ip6s"
-					f.accessLists[al] = []string{"ipv6 access-list " + al + " permit " + fab.IP6Prefix}
+					f.accessLists[al] = []string{"ipv6 access-list " + al + " permit " + cidrString(fab.IP6Prefix)}
 					e.matches = []string{"ipv6 address " + al}
 				}
 				f.routeMaps["pve_openfabric6"] = append(f.routeMaps["pve_openfabric6"], e)
@@ -323,13 +323,22 @@ func (f *frrConf) fabrics(cfg *Config, node Node) {
 			seq += 10
 			if fab.IPPrefix != "" {
 				al := "pve_ospf_" + fid + "_ips"
-				f.accessLists[al] = []string{"access-list " + al + " permit " + fab.IPPrefix}
+				f.accessLists[al] = []string{"access-list " + al + " permit " + cidrString(fab.IPPrefix)}
 				e.matches = []string{"ip address " + al}
 			}
 			f.routeMaps["pve_ospf"] = append(f.routeMaps["pve_ospf"], e)
 			f.protoOspf = "pve_ospf"
 		}
 	}
+}
+
+// cidrString prints a prefix as proxmox-network-types' Cidr does: the
+// address in canonical form, the host bits kept (10.10.10.10/24 stays).
+func cidrString(s string) string {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Addr().String() + "/" + strconv.Itoa(p.Bits())
+	}
+	return s
 }
 
 // openfabricNET is 49.0001.<system-id>.00: the IPv4 octets zero-padded to

@@ -2,6 +2,7 @@ package sdnrender
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"sort"
 	"strings"
@@ -44,6 +45,8 @@ func place(cfg *Config, ctlID string, ctl Controller, node Node) (placement, err
 	p := placement{localIP: node.LocalIP}
 	if a, err := netip.ParseAddr(node.LocalIP); err == nil && a.Is4() {
 		p.routerID = node.LocalIP
+	} else if err == nil {
+		p.routerID = macRouterID(node.MAC)
 	}
 	for _, ip := range ctl.Peers {
 		if ip != p.localIP {
@@ -51,6 +54,16 @@ func place(cfg *Config, ctlID string, ctl Controller, node Node) (placement, err
 		}
 	}
 	return p, nil
+}
+
+// macRouterID is PVE's router-id for an IPv6 VTEP: the MAC's bytes 3-6 as
+// a dotted quad; "" without a usable MAC.
+func macRouterID(mac string) string {
+	hw, err := net.ParseMAC(mac)
+	if err != nil || len(hw) != 6 {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.%d.%d", hw[2], hw[3], hw[4], hw[5])
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -48,3 +48,19 @@ func TestGold(t *testing.T) {
 		})
 	}
 }
+
+// A node outside the controller's fabric gets no EVPN config; PVE only warns.
+func TestNotInFabricWarns(t *testing.T) {
+	var fx fixture
+	b, err := os.ReadFile("testdata/own_not_in_fabric/input.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	w := Render(&fx.Config, fx.Node).Warnings
+	if len(w) != 2 || w[0] != "zone evpn : vnet vnet0 : could not configure EVPN controller ctrl: node 'stranger' does not exist in fabric 'test'" {
+		t.Fatalf("warnings %q", w)
+	}
+}

@@ -92,6 +92,9 @@ type Node struct {
 	// LocalIP is the node's underlay IP for an EVPN controller in peers
 	// mode (PVE finds it in /etc/network/interfaces); fabric mode ignores it.
 	LocalIP string `yaml:"local_ip,omitempty" json:"local_ip,omitempty"`
+	// MAC is the MAC of the interface holding an IPv6 LocalIP: PVE builds
+	// the BGP router-id from its last 4 bytes.
+	MAC string `yaml:"mac,omitempty" json:"mac,omitempty"`
 	// Uplink4/Uplink6 answer `ip route get 8.8.8.8` / `2001:4860:4860::8888`
 	// for SNAT on exit nodes; nil means no route (no SNAT lines).
 	Uplink4 *Route `yaml:"uplink4,omitempty" json:"uplink4,omitempty"`

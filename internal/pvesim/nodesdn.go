@@ -1,0 +1,56 @@
+package pvesim
+
+// Node-level SDN views (/nodes/{node}/sdn/...): zone status follows the node's rendered files.
+
+func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
+	out := []map[string]any{}
+	run := map[string]sdnObj{}
+	if s.st.SDN.Running != nil {
+		run = s.st.SDN.Running["zones"]
+	}
+	node := r.params.Str("node")
+	status := s.nodeSDNStatus(node)
+	for _, z := range sortedKeys(run) {
+		// a zone restricted to other nodes is not reported on this one
+		if nodes := objList(run[z], "nodes"); len(nodes) > 0 && !contains(nodes, node) {
+			continue
+		}
+		if s.st.has(r.who, "/sdn/zones/"+z, []string{"SDN.Audit"}, false) {
+			out = append(out, map[string]any{"zone": z, "status": status, "type": objStr(run[z], "type")})
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) nodeSDNZone(r *reqCtx) (any, error) {
+	return []map[string]string{{"subdir": "content"}, {"subdir": "bridges"}, {"subdir": "ip-vrf"}}, nil
+}
+
+func (s *Server) nodeSDNIndex(r *reqCtx) (any, error) {
+	return []map[string]string{{"subdir": "zones"}, {"subdir": "vnets"}, {"subdir": "fabrics"}}, nil
+}
+
+func (s *Server) nodeSDNEmpty(r *reqCtx) (any, error) { return []any{}, nil }
+
+// nodeSDNZoneContent lists the applied vnets of a zone as deployed on the node.
+func (s *Server) nodeSDNZoneContent(r *reqCtx) (any, error) {
+	out := []map[string]any{}
+	if s.st.SDN.Running == nil {
+		return out, nil
+	}
+	zone := r.params.Str("zone")
+	for _, v := range sortedKeys(s.st.SDN.Running["vnets"]) {
+		if s.st.SDN.Running["vnets"][v]["zone"] == zone {
+			out = append(out, map[string]any{"vnet": v, "status": "available"})
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) nodeSDNVnet(r *reqCtx) (any, error) {
+	vnet := r.params.Str("vnet")
+	if err := s.vnetPerm(r, vnet, "SDN.Audit"); err != nil {
+		return nil, err
+	}
+	return []map[string]string{{"subdir": "mac-vrf"}}, nil
+}
