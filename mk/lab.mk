@@ -5,7 +5,7 @@
 # pvesim render, FRR runs the rendered frr.conf.
 #
 #   make test-lab     lab.sh test: boot, wire, fabric playbook (examples/substrate as it is), checks
-#                     (trunk, underlay, OpenFabric routes, BGP EVPN, BFD), down. About 6-8 min on 2
+#                     (trunk, underlay, OpenFabric routes, BGP EVPN, BFD), down. About 6-10 min on 2
 #                     TCG cores. Not in TEST_TARGETS yet (see test/lab/README.md).
 #   make lab-up / lab-down   keep the lab (lab-up prints LAB_DIR=...; lab-down needs it)
 

@@ -194,10 +194,10 @@ playbook() {
 # tenants: onboard and converge each declaration with the playbooks that ship, then plug every VM
 # pvesim holds into the lab as a namespace (vms)
 tenants() {
-  local f name
+  local f name index
   for f in $TENANTS; do
-    name=$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant"]["name"])' "$f")
-    playbook deevnet.tenant.onboard -e "tenant_name=$name"
+    read -r name index < <("$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"])' "$f")
+    playbook deevnet.tenant.onboard -e "tenant_name=$name" -e "tenant_index=$index"
     playbook deevnet.tenant.tenant -e "tenant_file=$f"
   done
   vms
@@ -355,6 +355,7 @@ case ${1:-} in
   test) up >/dev/null; trap down EXIT; check;;
   playbook) shift; need_lab; playbook "$@";;
   tenants) need_lab; tenants;;
+  vms) need_lab; vms;;
   ssh) shift; need_lab; h=${1:-lab}; shift || true; sshl "$h" "$@";;
   *) sed -n '2,20p' "$0"; exit 2;;
 esac
