@@ -19,7 +19,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
 TREE=${DEEVNET_TREE:-$CACHE/debian-tree}
-PACKAGES=ifupdown2,bridge-utils,frr,frr-pythontools,nftables,iproute2,unbound,iputils-ping,bind9-dnsutils,kmod,mount,procps,iptables,tcpdump,netcat-openbsd,python3
+PACKAGES=ifupdown2,bridge-utils,frr,frr-pythontools,nftables,iproute2,unbound,iputils-ping,bind9-dnsutils,kmod,mount,procps,iptables,tcpdump,netcat-openbsd,python3,openssh-server,openssh-client
 STAMP="$TREE/.deevnet-tree"
 want=$(printf '%s\n' "bookworm $PACKAGES" | sha256sum | cut -c1-16)
 

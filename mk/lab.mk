@@ -1,0 +1,22 @@
+# mk/lab.mk: the substrate in a box (owner: lab). One QEMU TCG guest booting the Debian tree of
+# scripts/debian-tree.sh; two PVE nodes, switch, perimeter and hosts as namespaces inside; pvesim
+# and ansible-playbook on this machine reach the nodes over ssh through a loopback-only port forward
+# (test/lab/lab.sh). The nodes' network is brought up by real ifupdown2 from what the roles and
+# pvesim render, FRR runs the rendered frr.conf.
+#
+#   make test-lab     lab.sh test: boot, wire, fabric playbook (examples/substrate as it is), checks
+#                     (trunk, underlay, OpenFabric routes, BGP EVPN, BFD), down. About 6-10 min on 2
+#                     TCG cores. Not in TEST_TARGETS yet (see test/lab/README.md).
+#   make lab-up / lab-down   keep the lab (lab-up prints LAB_DIR=...; lab-down needs it)
+
+LAB_TIMEOUT ?= 1500
+
+.PHONY: test-lab lab-up lab-down
+test-lab: build venv tools
+	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
+
+lab-up: build venv tools
+	$(ROOT)/test/lab/lab.sh up
+
+lab-down:
+	$(ROOT)/test/lab/lab.sh down
