@@ -7,13 +7,19 @@
 #   make test-lab     lab.sh test: boot, wire, fabric playbook (examples/substrate as it is), checks
 #                     (trunk, underlay, OpenFabric routes, BGP EVPN, BFD), down. About 6-10 min on 2
 #                     TCG cores. Not in TEST_TARGETS yet (see test/lab/README.md).
+#   make test-lab-tenants   the same with LAB_TENANTS=test/lab/tenants/tdemo.yml: onboard + tenant playbooks
+#                     (two VMs, one per node), VM namespaces from pvesim, tenant checks and the L2VNI
+#                     ping between the nodes. Not in TEST_TARGETS (test/lab/README.md).
 #   make lab-up / lab-down   keep the lab (lab-up prints LAB_DIR=...; lab-down needs it)
 
 LAB_TIMEOUT ?= 1500
 
-.PHONY: test-lab lab-up lab-down
+.PHONY: test-lab test-lab-tenants lab-up lab-down
 test-lab: build venv tools
 	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
+
+test-lab-tenants: build venv tools
+	LAB_TENANTS=$(ROOT)/test/lab/tenants/tdemo.yml timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
 lab-up: build venv tools
 	$(ROOT)/test/lab/lab.sh up

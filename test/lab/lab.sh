@@ -25,6 +25,9 @@ VENV=${VENV:-$ROOT/.venv}
 PVESIM=${PVESIM:-$ROOT/bin/pvesim}
 # tenant declarations converged by `up` (empty: fabric only)
 TENANTS=${LAB_TENANTS-}
+# seconds an SDN apply may take, every node's reload included (pvesim's reload_timeout, the tenant
+# role's tenant_sdn_apply_timeout)
+LAB_APPLY_TIMEOUT=${LAB_APPLY_TIMEOUT:-1200}
 ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 log(){ echo "lab: $*" >&2; }
 
@@ -145,8 +148,25 @@ pvesim_up() {
     (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$PVESIM" ./cmd/pvesim)
   fi
   local spec
-  { echo "render_dir: $LAB_DIR/render"; echo "reload_command: $HERE/reload.sh"; echo "reload_timeout: 5m"; echo "nodes:"
-    for spec in $NODES; do echo "  - {name: ${spec%%,*}, maxcpu: 16, maxmem: 68719476736}"; done; } > "$LAB_DIR/pvesim.yml"
+  # a node's reload (ifreload + FRR) takes minutes under TCG; the template is on shared storage,
+  # as a cluster that clones onto every node has it (tenant.vms.placement: spread)
+  { echo "render_dir: $LAB_DIR/render"; echo "reload_command: $HERE/reload.sh"; echo "reload_timeout: ${LAB_APPLY_TIMEOUT}s"; echo "nodes:"
+    for spec in $NODES; do echo "  - {name: ${spec%%,*}, maxcpu: 16, maxmem: 68719476736}"; done
+    cat <<'YML'
+storages:
+  - {id: local, type: dir, content: [iso, vztmpl, backup, snippets]}
+  - {id: local-lvm, type: lvmthin, content: [images, rootdir], clone: true}
+  - {id: shared, type: rbd, content: [images], shared: true, clone: true}
+templates:
+  - vmid: 9000
+    node: dv02hyp002p02
+    name: debian-12-genericcloud
+    template: true
+    config: {cores: "2", memory: "2048", sockets: "1", ostype: l26, scsihw: virtio-scsi-single,
+             scsi0: "shared:base-9000-disk-0,size=3G", ide2: "shared:vm-9000-cloudinit,media=cdrom",
+             net0: "virtio=BC:24:11:00:90:00,bridge=vmbr0", boot: order=scsi0, agent: "1", template: "1"}
+YML
+  } > "$LAB_DIR/pvesim.yml"
   setsid "$PVESIM" --config "$LAB_DIR/pvesim.yml" --listen 127.0.0.1:0 --ca-out "$LAB_DIR/pvesim-ca.pem" \
     --token-out "$LAB_DIR/pvesim-token.json" > "$LAB_DIR/pvesim.log" 2>&1 < /dev/null & echo $! > "$LAB_DIR/pvesim.pid"
   for _ in $(seq 1 200); do [ -s "$LAB_DIR/pvesim-token.json" ] && break; sleep 0.05; done
@@ -156,9 +176,9 @@ pvesim_up() {
   DNS_LAB_DIR=$LAB_DIR/dns DNS_LAB_TENANTS='' "$ROOT/scripts/dns-lab.sh" up > "$LAB_DIR/dns-lab.out" \
     || { cat "$LAB_DIR/dns-lab.out" >&2; exit 1; }
   mkdir -p "$LAB_DIR/unbound.d"
-  "$VENV/bin/python" - "$LAB_DIR" "$NODES" <<'PY'
+  "$VENV/bin/python" - "$LAB_DIR" "$NODES" "$LAB_APPLY_TIMEOUT" <<'PY'
 import json, sys, yaml
-lab, nodes = sys.argv[1], sys.argv[2].split()
+lab, nodes, apply_timeout = sys.argv[1], sys.argv[2].split(), sys.argv[3]
 tok = json.load(open(lab + "/pvesim-token.json"))
 env = dict(l.strip().replace("export ", "").split("=", 1) for l in open(lab + "/dns/env") if "=" in l)
 env = {k: v.strip("'\"") for k, v in env.items()}
@@ -170,7 +190,12 @@ inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
         "substrate_resolver": {"server": "127.0.0.1", "port": int(env["DNS_LAB_UNBOUND_PORT"])},
         "substrate_unbound_conf_dir": lab + "/unbound.d",
         "tenant_registry_file": lab + "/tenants.yml",
-        "tenant_attachment_dir": lab + "/attachments"}},
+        "tenant_attachment_dir": lab + "/attachments",
+        # the lab's cluster has the template on shared storage (pvesim.yml), as a site that
+        # spreads VMs over its nodes must: the tenants' tokens may allocate there too
+        "substrate_storages": ["local-lvm", "shared"],
+        # a node's SDN reload takes minutes under TCG (pve_sdn_apply's apply_timeout)
+        "tenant_sdn_apply_timeout": int(apply_timeout)}},
        "children": {"hypervisors": {"hosts": {n.split(",")[0]: {
           "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
           "ansible_python_interpreter": "/usr/bin/python3",
@@ -226,7 +251,7 @@ for r in get("/cluster/resources?type=vm"):
 PY
   local vmid name node br mac cidr gw
   while read -r vmid name node br mac cidr gw; do
-    sshl lab /lab/vm.sh add "$vmid" "$name" "$node" "$br" "$mac" "$cidr" "$gw"
+    sshl lab /lab/vm.sh add "$vmid" "$name" "$node" "$br" "$mac" "$cidr" "$gw" </dev/null
   done < "$LAB_DIR/vms"
 }
 
@@ -319,12 +344,30 @@ check_tenants() {
   return $fail
 }
 
+# check_l2vni: every pair of tenant VMs on the same VNet but on different nodes reach each other
+# (from inside the VM, ARP flushed first): the frames cross the fabric in the VNet's VXLAN (L2VNI),
+# flooded to the VTEPs EVPN type-3 announced and unicast to the MAC EVPN type-2 learnt.
+check_l2vni() {
+  local fail=0 a na ba ipa b nb bb ipb
+  [ -s "$LAB_DIR/vms" ] || return 0
+  while read -r _ a na ba _ ipa _; do
+    while read -r _ b nb bb _ ipb _; do
+      [ "$a" != "$b" ] && [ "$ba" = "$bb" ] && [ "$na" != "$nb" ] || continue
+      if sshl lab "ip netns exec vm-$a ip neigh flush dev eth0; ip netns exec vm-$a ping -c3 -W3 ${ipb%/*}" >/dev/null 2>&1 </dev/null; then
+        echo "ok   $a ($na) -> $b ${ipb%/*} ($nb) over $ba's VXLAN (L2VNI)"
+      else echo "FAIL $a ($na) -> $b ${ipb%/*} ($nb) over $ba's VXLAN (L2VNI)"; fail=1; fi
+    done < "$LAB_DIR/vms"
+  done < "$LAB_DIR/vms"
+  return $fail
+}
+
 check() {
   need_lab
   local t rc=0; t=$(date +%s%N)
   check_box || rc=1
   check_fabric || rc=1
   check_tenants || rc=1
+  check_l2vni || rc=1
   log "checks in $(ms $t) ms"
   return $rc
 }
