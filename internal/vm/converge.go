@@ -59,6 +59,7 @@ type vmPlan struct {
 	destroy  bool
 	clone    bool
 	template int
+	tmplNode string // the node holding the template: clones are requested there
 	delta    Delta
 	res      *Result
 }
@@ -205,6 +206,7 @@ func planVM(ctx context.Context, api API, inv *Inventory, d Desired) (*vmPlan, e
 			return nil, err
 		}
 		p.template = id
+		p.tmplNode = inv.VMs[id].Node
 	} else {
 		p.delta = Compare(d, p.cur)
 		p.res.Warnings = append(p.res.Warnings, p.delta.Warnings...)
@@ -526,7 +528,14 @@ func apply(ctx context.Context, api API, p *vmPlan, timeout time.Duration) error
 		if d.Storage != "" {
 			body["storage"] = d.Storage
 		}
-		src := fmt.Sprintf("/nodes/%s/qemu/%d/clone", url.PathEscape(d.Node), p.template)
+		// PVE clones on the template's node; another node is a target (PVE refuses it unless the
+		// template's disks are on shared storage, and says so).
+		from := d.Node
+		if p.tmplNode != "" && p.tmplNode != d.Node {
+			from = p.tmplNode
+			body["target"] = d.Node
+		}
+		src := fmt.Sprintf("/nodes/%s/qemu/%d/clone", url.PathEscape(from), p.template)
 		if err := post("clone", src, body); err != nil {
 			return fmt.Errorf("%w (clone from template %d)", err, p.template)
 		}

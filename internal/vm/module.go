@@ -35,6 +35,7 @@ func Spec() module.Spec {
 			"disk":        {Type: module.TypeStr},
 			"template":    {Type: module.TypeStr},
 			"node":        {Type: module.TypeStr},
+			"placement":   {Type: module.TypeStr, Default: "first", Choices: []any{"first", "spread"}},
 			"storage":     {Type: module.TypeStr},
 			"full":        {Type: module.TypeBool, Default: false},
 			"ciuser":      {Type: module.TypeStr},
@@ -98,12 +99,9 @@ func Declarations(m *module.Module) ([]Desired, error) {
 	if len(t.VMs) < maxK || len(t.VNets) == 0 {
 		return nil, fmt.Errorf("plan for tenant %s holds %d VMs and %d VNets; need %d VMs and 1 VNet", t.Name, len(t.VMs), len(t.VNets), maxK)
 	}
-	node := m.Str("node")
-	if node == "" && len(site.Nodes) > 0 {
-		node = site.Nodes[0]
-	}
-	if node == "" {
-		return nil, fmt.Errorf("node: required (the site plan names no node)")
+	nodeOf, err := placement(m, site.Nodes)
+	if err != nil {
+		return nil, err
 	}
 	tags, err := NormalizeTags(append([]string{t.OwnerTag}, m.StrList("tags")...))
 	if err != nil {
@@ -136,7 +134,7 @@ func Declarations(m *module.Module) ([]Desired, error) {
 		seen[dc.index] = true
 		pv := t.VMs[dc.index-1]
 		d := Desired{
-			Tenant: t.Name, Pool: t.Pool, VMID: pv.VMID, Name: pv.Name, Node: node,
+			Tenant: t.Name, Pool: t.Pool, VMID: pv.VMID, Name: pv.Name, Node: nodeOf(dc.index),
 			Full: m.Bool("full"), Storage: m.Str("storage"),
 			Bridge: t.VNets[0].ID, Model: "virtio",
 			IPConfig0:  Props{"ip": pv.CIDR, "gw": t.Gateway.String()},
@@ -180,6 +178,33 @@ func Declarations(m *module.Module) ([]Desired, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// placement returns the node a new VM k is cloned on. "first" (the default): O(node), else the
+// site's first node. "spread": round-robin over the site's nodes by VM index (VM k on node
+// (k-1) mod n), so a VM's node does not depend on how many VMs are declared. Only creation
+// follows it: an existing VM stays where it is (converge reads its node back), which keeps
+// the module idempotent and never migrates.
+func placement(m *module.Module, nodes []string) (func(k int) string, error) {
+	switch m.Str("placement") {
+	case "spread":
+		if m.Str("node") != "" {
+			return nil, fmt.Errorf("node: %q cannot be combined with placement spread (spread places VMs over the site's nodes)", m.Str("node"))
+		}
+		if len(nodes) == 0 {
+			return nil, fmt.Errorf("placement: spread needs the site plan's nodes (site.nodes is empty)")
+		}
+		return func(k int) string { return nodes[(k-1)%len(nodes)] }, nil
+	default:
+		node := m.Str("node")
+		if node == "" && len(nodes) > 0 {
+			node = nodes[0]
+		}
+		if node == "" {
+			return nil, fmt.Errorf("node: required (the site plan names no node)")
+		}
+		return func(int) string { return node }, nil
+	}
 }
 
 // Handle is tenant_vm's handler.

@@ -109,8 +109,22 @@ options:
         every VM that does not exist yet. A name shared by several templates is refused.
     type: str
   node:
-    description: Node to clone on. Defaults to the first node of the site plan.
+    description:
+      - Node to create the VMs on (O(placement=first)). Defaults to the first node of the site plan.
+      - Refused together with O(placement=spread).
     type: str
+  placement:
+    description:
+      - Where a VM that does not exist yet is created. C(first) puts every VM on O(node) (default
+        the site's first node); C(spread) puts VM C(k) on node C((k-1) mod n) of the site plan's
+        O(site) nodes, so a VM's node does not depend on how many VMs are declared.
+      - A clone is requested on the template's node, with C(target) when the VM goes to another
+        node; PVE allows that only when the template's disks are on shared storage, and its
+        message ("VM uses local storage") is reported otherwise.
+      - An existing VM is never moved; its node is read back, so runs stay idempotent.
+    type: str
+    choices: [first, spread]
+    default: first
   full:
     description: Full clone instead of a linked clone.
     type: bool

@@ -13,24 +13,16 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
-FLAVOUR=${FLAVOUR:-cloud-amd64}
 ACCEL=${ACCEL:-tcg}
 W=$(mktemp -d /tmp/dvt-guest.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$CACHE"
 ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
-# 1. kernel: the .deb unpacked, no postinst, nothing under /boot
+# 1. kernel: the .deb unpacked, no postinst, nothing under /boot (test/guest/kernel.sh, cached)
 t=$(date +%s%N)
-PKG=$(apt-cache depends "linux-image-$FLAVOUR" | awk '/Depends: linux-image-/{print $2; exit}')
-[ -n "$PKG" ] || { echo "guest: no linux-image-$FLAVOUR in the apt sources (run apt-get update)"; exit 2; }
-KVER=${PKG#linux-image-}
-KT=$CACHE/kernel-$KVER
-if [ ! -f "$KT/boot/vmlinuz-$KVER" ]; then
-  (cd "$CACHE" && apt-get download -q "$PKG" >/dev/null)
-  rm -rf "$KT.tmp" && mkdir -p "$KT.tmp" && dpkg-deb -x "$CACHE/${PKG}"_*.deb "$KT.tmp" && mv "$KT.tmp" "$KT"
-  rm -f "$CACHE/${PKG}"_*.deb
-fi
+{ read -r KT; read -r KVER; } < <("$ROOT/test/guest/kernel.sh")
+[ -n "${KVER:-}" ] || exit 2
 echo "guest: kernel $KVER ready in $(ms $t) ms"
 
 # 2. static test binaries

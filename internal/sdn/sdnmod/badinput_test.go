@@ -198,3 +198,20 @@ func TestFailedRunReportsOnlyWhatWasStaged(t *testing.T) {
 	e.writes()
 	check("foreign pending", e.vrf(map[string]any{"name": "tother", "index": 2, "apply": true}, false))
 }
+
+// The apply task is waited for as long as apply_timeout allows, not one request's api_timeout:
+// a node's reload may take minutes (test/lab: FRR under TCG).
+func TestApplyWaitsAsLongAsApplyTimeout(t *testing.T) {
+	cfg := pvesim.DefaultConfig()
+	cfg.TaskDuration = 3 * time.Second
+	srv, err := pvesim.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	e := &env{t: t, srv: srv}
+	r := e.fabric(map[string]any{"nodes": []any{member1}, "apply": true, "apply_timeout": 20, "api_timeout": 1}, false)
+	if r.failed() {
+		t.Fatalf("a 3 s apply task under apply_timeout 20 and api_timeout 1 failed: %s", r.msg())
+	}
+}

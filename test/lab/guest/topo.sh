@@ -1,0 +1,64 @@
+#!/bin/sh
+# topo.sh (runs inside the lab guest, as root): the wiring around the PVE nodes, i.e. what a site
+# has and PVE does not make: a VLAN-aware switch, the perimeter (core router), a management host,
+# the resolver host and an outside host. The nodes' own network (vmbr0, VLANs 50/51, SDN) is NOT
+# made here: ifupdown2 brings it up from the rendered files (node.sh).
+#   topo.sh up NODE,MGMT_CIDR,PORT...   e.g. topo.sh up dv02hyp002p02,10.20.10.2/24,enp1s0 dv02hyp002p03,10.20.10.3/24,eno1
+#   (PORT: the node's trunk port, its inventory's substrate_node.bridge_ports[0])
+#   topo.sh down
+# Switch ports: every port has VLAN 1 untagged (management); node and perimeter ports also carry
+# 50 (transit) and 51 (underlay, nodes only) tagged, like the site's trunk to the hypervisor.
+set -eu
+MGMT_GW=10.20.10.254/24      # the perimeter's management leg
+CONTROLLER=10.20.10.5/24     # this guest's root namespace: where ansible's ssh jump lands
+MGMT_HOST=10.20.10.1/24
+TRANSIT_GW=10.20.50.1/24
+RESOLVER=10.20.99.1/24; RESOLVER_GW=10.20.99.254/24
+OUTSIDE=198.51.100.1/24; WAN=198.51.100.2/24
+
+port() { # port NS IFNAME SWPORT: a veth from NS (named IFNAME) to the switch (named SWPORT)
+  ip link add "$3" netns sw type veth peer name "$2" netns "$1"
+  ip -n sw link set "$3" master br0 up
+  ip -n "$1" link set "$2" up
+}
+up() {
+  ip netns add sw; ip -n sw link set lo up
+  ip -n sw link add br0 type bridge vlan_filtering 1 stp_state 0 forward_delay 0
+  ip -n sw link set br0 up
+  for spec in "$@"; do
+    n=${spec%%,*}; p=${spec##*,}
+    ip netns add "$n"; ip -n "$n" link set lo up
+    port "$n" "$p" "p-$(echo "$n" | tail -c 4)"
+    for v in 50 51; do bridge -n sw vlan add dev "p-$(echo "$n" | tail -c 4)" vid $v; done
+    mkdir -p "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr" "/etc/netns/$n"
+    chown frr:frr "/var/lib/lab/$n/run-frr"
+  done
+  ip netns add perimeter; ip -n perimeter link set lo up
+  port perimeter eth0 p-perim; bridge -n sw vlan add dev p-perim vid 50
+  ip -n perimeter addr add $MGMT_GW dev eth0
+  ip -n perimeter link add link eth0 name eth0.50 type vlan id 50
+  ip -n perimeter addr add $TRANSIT_GW dev eth0.50; ip -n perimeter link set eth0.50 up
+  ip netns exec perimeter sysctl -qw net.ipv4.ip_forward=1
+  ip netns add mgmt; ip -n mgmt link set lo up
+  port mgmt eth0 p-mgmt; ip -n mgmt addr add $MGMT_HOST dev eth0
+  ip -n mgmt route add default via ${MGMT_GW%/*}
+  # the controller's leg: the root namespace (sshd, the jump host) on the management VLAN
+  ip link add p-ctl netns sw type veth peer name mgmt0
+  ip -n sw link set p-ctl master br0 up; ip link set mgmt0 up; ip addr add $CONTROLLER dev mgmt0
+  ip netns add resolver; ip -n resolver link set lo up
+  ip link add res0 netns perimeter type veth peer name eth0 netns resolver
+  ip -n resolver addr add $RESOLVER dev eth0; ip -n resolver link set eth0 up
+  ip -n perimeter addr add $RESOLVER_GW dev res0; ip -n perimeter link set res0 up
+  ip -n resolver route add default via ${RESOLVER_GW%/*}
+  ip netns add outside; ip -n outside link set lo up
+  ip link add wan0 netns perimeter type veth peer name eth0 netns outside
+  ip -n outside addr add $OUTSIDE dev eth0; ip -n outside link set eth0 up
+  ip -n perimeter addr add $WAN dev wan0; ip -n perimeter link set wan0 up
+}
+down() {
+  for n in $(ip netns list | cut -d' ' -f1); do
+    ip netns pids "$n" 2>/dev/null | xargs -r kill 2>/dev/null || true
+    ip netns del "$n"
+  done
+}
+cmd=$1; shift; "$cmd" "$@"

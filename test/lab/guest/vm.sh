@@ -1,0 +1,21 @@
+#!/bin/sh
+# vm.sh add VMID NAME NODE BRIDGE MAC CIDR GW (inside the lab guest): a tenant VM as a namespace,
+# plugged like PVE plugs a VM's NIC: a port named tap<vmid>i0 on the VNet bridge of the node pvesim
+# placed it on, the VM side eth0 with the MAC of net0, the address and gateway of ipconfig0 (all
+# read back from pvesim by lab.sh, never constants).
+#   vm.sh del VMID NAME
+set -eu
+case $1 in
+  add)
+    vmid=$2 name=$3 node=$4 br=$5 mac=$6 cidr=$7 gw=$8
+    ns=vm-$name
+    ip netns add "$ns"; ip -n "$ns" link set lo up
+    ip link add "tap${vmid}i0" netns "$node" type veth peer name eth0 netns "$ns"
+    ip -n "$node" link set "tap${vmid}i0" master "$br" up
+    ip -n "$ns" link set eth0 address "$mac"
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" addr add "$cidr" dev eth0
+    ip -n "$ns" route add default via "$gw";;
+  del)
+    ip netns del "vm-$3" 2>/dev/null || true;;
+esac

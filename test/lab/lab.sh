@@ -1,0 +1,404 @@
+#!/bin/bash
+# test/lab/lab.sh: the substrate in a box. One QEMU TCG guest (the Debian cloud kernel of
+# test/guest/kernel.sh) whose root is the Debian tree of scripts/debian-tree.sh, unpacked into RAM
+# from a cached initramfs. Inside, network namespaces stand for the two PVE nodes, a VLAN-aware
+# switch, the perimeter, a management host, the resolver host and an outside host (guest/topo.sh);
+# each node boots like a fresh PVE node (guest/node.sh: the installer's interfaces file, ifup -a,
+# sshd on its management address, FRR from Debian's frrinit.sh).
+# The controller (ansible, pvesim) stays on this machine: QEMU's user networking with restrict=on has
+# one loopback port forward to the guest's sshd (the jump host); nothing in the guest reaches out.
+#
+#   test/lab/lab.sh up       boot and wire the lab; prints LAB_DIR=... (needed by the other verbs)
+#   test/lab/lab.sh check    the box's checks (see check_box)
+#   test/lab/lab.sh down     power the guest off and remove LAB_DIR
+#   test/lab/lab.sh test     up, check, down (down also on failure)
+#   test/lab/lab.sh playbook PLAYBOOK [ARGS...]   ansible-playbook with the lab's inventory (log: LAB_DIR/ansible.log)
+#   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest) or a node name
+#   env: LAB_DIR, LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
+# Needs: qemu-system-x86 busybox-static openssh-client, the Debian tree (mmdebstrap), apt sources.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/test/lab
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
+INVENTORY=${LAB_INVENTORY:-$ROOT/examples/substrate/inventory}
+VENV=${VENV:-$ROOT/.venv}
+PVESIM=${PVESIM:-$ROOT/bin/pvesim}
+# tenant declarations converged by `up` (empty: fabric only)
+TENANTS=${LAB_TENANTS-}
+# seconds an SDN apply may take, every node's reload included (pvesim's reload_timeout, the tenant
+# role's tenant_sdn_apply_timeout)
+LAB_APPLY_TIMEOUT=${LAB_APPLY_TIMEOUT:-1200}
+ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+log(){ echo "lab: $*" >&2; }
+
+# The root image: the tree without docs/locales plus the kernel's network/virtio modules, as one
+# gzip-less cpio (TCG unpacks an uncompressed archive faster than it gunzips one), cached per tree
+# and kernel.
+root_image() {
+  local tree kt=$1 kver=$2 key img s
+  tree=$("$ROOT/scripts/debian-tree.sh" path)
+  key=$( { cat "$tree/.deevnet-tree"; echo "$kver"; sed -n '/^root_image()/,/^}/p' "$0"; } | sha256sum | cut -c1-16)
+  img=$CACHE/lab-root-$key.cpio
+  if [ ! -f "$img" ]; then
+    s=$(mktemp -d "$CACHE/lab-root.XXXXXX")
+    # under usr/lib: the tree's /lib is a symlink, and a directory entry "lib" in the second archive
+    # would replace it (the kernel's unpacker removes an entry of another type), losing the libraries
+    local m=$s/m/usr/lib/modules/$kver
+    mkdir -p "$m/kernel/drivers"
+    cp -a "$kt/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$m/"
+    cp -a "$kt/lib/modules/$kver/kernel"/{net,lib,crypto,arch} "$m/kernel/"
+    cp -a "$kt/lib/modules/$kver/kernel/drivers"/{net,virtio,block} "$m/kernel/drivers/"
+    # two archives back to back: the kernel unpacks concatenated cpio archives in order
+    { (cd "$tree" && find . -xdev \( -path ./usr/share/doc -o -path ./usr/share/man -o -path ./usr/share/locale \
+          -o -path ./usr/share/info -o -path ./var/cache/apt -o -path ./var/lib/apt/lists -o -path ./lib/modules \) -prune -o -print \
+        | busybox cpio -o -H newc 2>/dev/null)
+      (cd "$s/m" && find . | busybox cpio -o -H newc 2>/dev/null); } > "$s/img"
+    mv "$s/img" "$img"; rm -rf "$s"
+  fi
+  echo "$img"
+}
+
+# nodes: "NODE,MANAGEMENT,PORT,LOOPBACK,UNDERLAY" per hypervisor of the inventory (host_vars substrate_node)
+nodes() {
+  "$VENV/bin/ansible-inventory" -i "$INVENTORY" --list 2>/dev/null | "$VENV/bin/python" -c '
+import json, sys
+inv = json.load(sys.stdin)
+for h in inv["hypervisors"]["hosts"]:
+    n = inv["_meta"]["hostvars"][h]["substrate_node"]
+    print(",".join([h, n["management"], n["bridge_ports"][0], n["loopback"], n["underlay"].split("/")[0]]))'
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+sshl() { ssh -F "$LAB_DIR/ssh_config" "$@"; }
+
+up() {
+  local t kt kver img port
+  LAB_DIR=$(mktemp -d /tmp/dvt-lab.XXXXXX); export LAB_DIR
+  NODES=$(nodes | tr '\n' ' '); [ -n "$NODES" ] || { log "no hypervisors in $INVENTORY"; exit 2; }
+  echo "$NODES" > "$LAB_DIR/nodes"
+  t=$(date +%s%N)
+  { read -r kt; read -r kver; } < <("$ROOT/test/guest/kernel.sh")
+  [ -n "${kver:-}" ] || exit 2
+  img=$(root_image "$kt" "$kver")
+  log "kernel + root image ready in $(ms $t) ms ($(du -h "$img" | cut -f1))"
+  # per run: the controller's key, the lab scripts, /labinit
+  ssh-keygen -q -t ed25519 -N '' -C dvt-lab -f "$LAB_DIR/id"
+  mkdir -p "$LAB_DIR/run/root/.ssh" "$LAB_DIR/run/lab"
+  cp "$LAB_DIR/id.pub" "$LAB_DIR/run/root/.ssh/authorized_keys"; chmod 700 "$LAB_DIR/run/root/.ssh"
+  cp "$HERE/guest/labinit" "$LAB_DIR/run/labinit"
+  cp "$HERE/guest/"{topo.sh,node.sh,nodeexec,vm.sh} "$LAB_DIR/run/lab/"
+  (cd "$LAB_DIR/run" && find . | busybox cpio -o -H newc 2>/dev/null) > "$LAB_DIR/run.cpio"
+  cat "$img" "$LAB_DIR/run.cpio" > "$LAB_DIR/initrd"
+  port=$(free_port)
+  cat > "$LAB_DIR/ssh_config" <<CFG
+Host *
+  User root
+  IdentityFile $LAB_DIR/id
+  IdentitiesOnly yes
+  StrictHostKeyChecking no
+  UserKnownHostsFile /dev/null
+  LogLevel ERROR
+  ConnectTimeout 20
+  ServerAliveInterval 10
+  ControlMaster auto
+  ControlPath $LAB_DIR/cm-%C
+  ControlPersist 300
+Host lab
+  HostName 127.0.0.1
+  Port $port
+CFG
+  # the nodes by name and by management address (ansible uses the inventory's ansible_host)
+  local spec n a
+  for spec in $NODES; do
+    n=${spec%%,*}; a=${spec#*,}; a=${a%%/*}
+    printf 'Host %s %s\n  HostName %s\n  ProxyJump lab\n' "$n" "$a" "$a" >> "$LAB_DIR/ssh_config"
+  done
+  t=$(date +%s%N)
+  # restrict=on: the guest reaches nothing beyond QEMU; the only forward is loopback -> guest sshd
+  qemu-system-x86_64 -accel tcg -m "${LAB_MEM:-2048}" -smp "${LAB_SMP:-2}" -display none -no-reboot \
+    -kernel "$kt/boot/vmlinuz-$kver" -initrd "$LAB_DIR/initrd" \
+    -append 'console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/labinit' \
+    -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$port-10.0.2.15:22" -device virtio-net-pci,netdev=n0 \
+    -serial "file:$LAB_DIR/console.log" -daemonize -pidfile "$LAB_DIR/qemu.pid"
+  rm -f "$LAB_DIR/initrd" "$LAB_DIR/run.cpio"
+  local deadline=$(( $(date +%s) + ${LAB_TIMEOUT:-300} ))
+  until sshl lab true 2>/dev/null; do
+    { [ "$(date +%s)" -lt "$deadline" ] && kill -0 "$(cat "$LAB_DIR/qemu.pid")" 2>/dev/null; } || { log "guest not reachable; console:"; tail -20 "$LAB_DIR/console.log" >&2; exit 1; }
+    sleep 2
+  done
+  log "guest booted, sshd answering in $(ms $t) ms ($(grep -a LAB-READY "$LAB_DIR/console.log" || true))"
+  t=$(date +%s%N)
+  # shellcheck disable=SC2086
+  sshl lab /lab/topo.sh up $(for spec in $NODES; do echo "${spec%,*,*}"; done)
+  for spec in $NODES; do spec=${spec%,*,*}; sshl lab /lab/node.sh ${spec//,/ }; done
+  log "switch, perimeter, hosts and nodes up in $(ms $t) ms"
+  pvesim_up
+  t=$(date +%s%N)
+  playbook deevnet.tenant.fabric
+  log "fabric playbook (node network, transit routes, SDN fabric + EVPN controller, apply, node reloads) in $(ms $t) ms"
+  if [ -n "$TENANTS" ]; then t=$(date +%s%N); tenants; log "tenants onboarded and converged, VMs plugged in $(ms $t) ms"; fi
+  echo "LAB_DIR=$LAB_DIR"
+}
+
+# pvesim on 127.0.0.1 knowing the inventory's nodes; after each SDN apply it writes every node's
+# files under LAB_DIR/render and runs reload.sh, which installs them on the lab node
+pvesim_up() {
+  if [ ! -x "$PVESIM" ] || [ -n "$(find "$ROOT/internal" "$ROOT/cmd/pvesim" -newer "$PVESIM" -name '*.go' 2>/dev/null | head -1)" ]; then
+    (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$PVESIM" ./cmd/pvesim)
+  fi
+  local spec
+  # a node's reload (ifreload + FRR) takes minutes under TCG; the template is on shared storage,
+  # as a cluster that clones onto every node has it (tenant.vms.placement: spread)
+  { echo "render_dir: $LAB_DIR/render"; echo "reload_command: $HERE/reload.sh"; echo "reload_timeout: ${LAB_APPLY_TIMEOUT}s"; echo "nodes:"
+    for spec in $NODES; do echo "  - {name: ${spec%%,*}, maxcpu: 16, maxmem: 68719476736}"; done
+    cat <<'YML'
+storages:
+  - {id: local, type: dir, content: [iso, vztmpl, backup, snippets]}
+  - {id: local-lvm, type: lvmthin, content: [images, rootdir], clone: true}
+  - {id: shared, type: rbd, content: [images], shared: true, clone: true}
+templates:
+  - vmid: 9000
+    node: dv02hyp002p02
+    name: debian-12-genericcloud
+    template: true
+    config: {cores: "2", memory: "2048", sockets: "1", ostype: l26, scsihw: virtio-scsi-single,
+             scsi0: "shared:base-9000-disk-0,size=3G", ide2: "shared:vm-9000-cloudinit,media=cdrom",
+             net0: "virtio=BC:24:11:00:90:00,bridge=vmbr0", boot: order=scsi0, agent: "1", template: "1"}
+YML
+  } > "$LAB_DIR/pvesim.yml"
+  setsid "$PVESIM" --config "$LAB_DIR/pvesim.yml" --listen 127.0.0.1:0 --ca-out "$LAB_DIR/pvesim-ca.pem" \
+    --token-out "$LAB_DIR/pvesim-token.json" > "$LAB_DIR/pvesim.log" 2>&1 < /dev/null & echo $! > "$LAB_DIR/pvesim.pid"
+  for _ in $(seq 1 200); do [ -s "$LAB_DIR/pvesim-token.json" ] && break; sleep 0.05; done
+  [ -s "$LAB_DIR/pvesim-token.json" ] || { cat "$LAB_DIR/pvesim.log" >&2; log "pvesim did not start"; exit 1; }
+  # the second inventory source: only how things are reached (examples/substrate/README.md, "A lab")
+  # DNS: PowerDNS + Unbound on this machine's loopback (scripts/dns-lab.sh), no zones: onboarding makes them
+  DNS_LAB_DIR=$LAB_DIR/dns DNS_LAB_TENANTS='' "$ROOT/scripts/dns-lab.sh" up > "$LAB_DIR/dns-lab.out" \
+    || { cat "$LAB_DIR/dns-lab.out" >&2; exit 1; }
+  mkdir -p "$LAB_DIR/unbound.d"
+  "$VENV/bin/python" - "$LAB_DIR" "$NODES" "$LAB_APPLY_TIMEOUT" <<'PY'
+import json, sys, yaml
+lab, nodes, apply_timeout = sys.argv[1], sys.argv[2].split(), sys.argv[3]
+tok = json.load(open(lab + "/pvesim-token.json"))
+env = dict(l.strip().replace("export ", "").split("=", 1) for l in open(lab + "/dns/env") if "=" in l)
+env = {k: v.strip("'\"") for k, v in env.items()}
+inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
+          "api_host": "127.0.0.1", "api_port": tok["api_port"], "api_user": "root@pam", "api_token_id": "sim",
+          "api_token_secret": tok["api_token_secret"], "validate_certs": True, "ca_path": lab + "/pvesim-ca.pem"},
+        "substrate_pdns": {"api_url": "http://127.0.0.1:" + env["DNS_LAB_API_PORT"], "api_key": env["DNS_LAB_API_KEY"],
+                           "server": "127.0.0.1", "port": int(env["DNS_LAB_PDNS_PORT"])},
+        "substrate_resolver": {"server": "127.0.0.1", "port": int(env["DNS_LAB_UNBOUND_PORT"])},
+        "substrate_unbound_conf_dir": lab + "/unbound.d",
+        "tenant_registry_file": lab + "/tenants.yml",
+        "tenant_attachment_dir": lab + "/attachments",
+        # the lab's cluster has the template on shared storage (pvesim.yml), as a site that
+        # spreads VMs over its nodes must: the tenants' tokens may allocate there too
+        "substrate_storages": ["local-lvm", "shared"],
+        # a node's SDN reload takes minutes under TCG (pve_sdn_apply's apply_timeout)
+        "tenant_sdn_apply_timeout": int(apply_timeout)}},
+       "children": {"hypervisors": {"hosts": {n.split(",")[0]: {
+          "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
+          "ansible_python_interpreter": "/usr/bin/python3",
+          # a PVE node has no sudo; root is already root
+          "ansible_become_method": "ansible.builtin.su"} for n in nodes}}}}}
+with open(lab + "/inventory.yml", "w") as f:
+    yaml.safe_dump(inv, f)
+PY
+}
+
+# playbook PLAYBOOK [ARGS...]: ansible-playbook with the inventory as it is plus the lab's overrides,
+# the collection being this tree
+playbook() {
+  mkdir -p "$LAB_DIR/collections/ansible_collections/deevnet"
+  ln -sfn "$ROOT" "$LAB_DIR/collections/ansible_collections/deevnet/tenant"
+  ANSIBLE_COLLECTIONS_PATH=$LAB_DIR/collections ANSIBLE_HOST_KEY_CHECKING=false \
+    "$VENV/bin/ansible-playbook" -i "$INVENTORY" -i "$LAB_DIR/inventory.yml" "$@" > "$LAB_DIR/ansible.log" 2>&1 \
+    || { tail -40 "$LAB_DIR/ansible.log" >&2; return 1; }
+}
+
+# tenants: onboard and converge each declaration with the playbooks that ship, then plug every VM
+# pvesim holds into the lab as a namespace (vms)
+tenants() {
+  local f name index
+  for f in $TENANTS; do
+    read -r name index < <("$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"])' "$f")
+    playbook deevnet.tenant.onboard -e "tenant_name=$name" -e "tenant_index=$index"
+    playbook deevnet.tenant.tenant -e "tenant_file=$f"
+  done
+  vms
+}
+
+# vms: every tenant VM pvesim holds, as a namespace on the node pvesim placed it on, with net0's
+# bridge and MAC and ipconfig0's address and gateway, all read back from pvesim's API
+vms() {
+  "$VENV/bin/python" - "$LAB_DIR" > "$LAB_DIR/vms" <<'PY'
+import json, ssl, sys, urllib.request
+lab = sys.argv[1]
+tok = json.load(open(lab + "/pvesim-token.json"))
+ctx = ssl.create_default_context(cafile=lab + "/pvesim-ca.pem")
+def get(path):
+    req = urllib.request.Request("https://127.0.0.1:%d/api2/json%s" % (tok["api_port"], path),
+        headers={"Authorization": "PVEAPIToken=root@pam!sim=" + tok["api_token_secret"]})
+    return json.load(urllib.request.urlopen(req, context=ctx))["data"]
+for r in get("/cluster/resources?type=vm"):
+    if r.get("template"):
+        continue
+    c = get("/nodes/%s/qemu/%d/config" % (r["node"], r["vmid"]))
+    net = dict(kv.split("=", 1) for kv in c["net0"].split(","))
+    mac = next(v for k, v in net.items() if k in ("virtio", "e1000", "rtl8139", "vmxnet3"))
+    ip = dict(kv.split("=", 1) for kv in c["ipconfig0"].split(","))
+    print(r["vmid"], c["name"], r["node"], net["bridge"], mac, ip["ip"], ip["gw"])
+PY
+  local vmid name node br mac cidr gw
+  while read -r vmid name node br mac cidr gw; do
+    sshl lab /lab/vm.sh add "$vmid" "$name" "$node" "$br" "$mac" "$cidr" "$gw" </dev/null
+  done < "$LAB_DIR/vms"
+}
+
+need_lab() {
+  [ -n "${LAB_DIR:-}" ] && [ -f "$LAB_DIR/ssh_config" ] || { echo "lab: LAB_DIR not set (lab.sh up prints it)" >&2; exit 2; }
+  NODES=$(cat "$LAB_DIR/nodes")
+}
+
+# check_box: each node reached over ssh on its management address (through the jump host), its
+# trunk up as rendered (vmbr0 VLAN-aware, VLANs 50/51 with the inventory's addresses), the nodes
+# reaching each other over the underlay and the perimeter over transit.
+check_box() {
+  local fail=0 n
+  for spec in $NODES; do
+    n=${spec%%,*}
+    if sshl "$n" 'ip -d link show vmbr0 | grep -q "vlan_filtering 1" && ip -br addr show vmbr0.50 | grep -q UP && ip -br addr show vmbr0.51 | grep -q UP'; then
+      echo "ok   $n: vmbr0 VLAN-aware, vmbr0.50 and vmbr0.51 up"
+    else echo "FAIL $n: vmbr0/vmbr0.50/vmbr0.51 not as rendered"; fail=1; fi
+  done
+  # first node -> the others over the underlay and the perimeter over transit
+  local first peer; first=${NODES%% *}; first=${first%%,*}
+  for spec in ${NODES#* }; do
+    peer=${spec##*,}
+    if sshl "$first" "ping -c1 -W3 $peer >/dev/null"; then echo "ok   $first -> ${spec%%,*} over the underlay ($peer)"
+    else echo "FAIL $first -> ${spec%%,*} over the underlay ($peer)"; fail=1; fi
+  done
+  if sshl "$first" "ping -c1 -W3 10.20.50.1 >/dev/null"; then echo "ok   $first -> perimeter over transit (10.20.50.1)"
+  else echo "FAIL $first -> perimeter over transit"; fail=1; fi
+  return $fail
+}
+
+# check_fabric: what the rendered frr.conf must give, on every node: an OpenFabric route to every
+# other node's VTEP loopback, the BGP EVPN session to each of them Established with BFD up.
+# Waits up to LAB_CONVERGE seconds (default 120) for convergence.
+check_fabric() {
+  local fail=0 spec n other lo deadline
+  deadline=$(( $(date +%s) + ${LAB_CONVERGE:-120} ))
+  for spec in $NODES; do
+    n=${spec%%,*}
+    for other in $NODES; do
+      [ "$other" = "$spec" ] && continue
+      lo=$(echo "$other" | cut -d, -f4); other=${other%%,*}
+      until sshl "$n" "vtysh -c 'show openfabric route' | grep -q ' $lo/32 .* $lo ' &&
+          vtysh -c 'show bgp l2vpn evpn summary' | grep -E '\($lo\)|^$lo ' | awk '{print \$10}' | grep -qE '^[0-9]+$' &&
+          vtysh -c 'show bfd peers brief' | grep -E ' $lo +up'" >/dev/null 2>&1; do
+        [ "$(date +%s)" -lt "$deadline" ] || break
+        sleep 3
+      done
+      if sshl "$n" "vtysh -c 'show openfabric route' | grep -q ' $lo/32 .* $lo '"; then echo "ok   $n: OpenFabric route to $other's loopback $lo"
+      else echo "FAIL $n: no OpenFabric route to $other's loopback $lo"; fail=1; fi
+      if sshl "$n" "vtysh -c 'show bgp l2vpn evpn summary' | grep -E '\($lo\)|^$lo ' | awk '{print \$10}' | grep -qE '^[0-9]+$'"; then
+        echo "ok   $n: BGP EVPN session to $other ($lo) Established"
+      else echo "FAIL $n: BGP EVPN session to $other ($lo) not Established"; fail=1; fi
+      if sshl "$n" "vtysh -c 'show bfd peers brief' | grep -qE ' $lo +up'"; then echo "ok   $n: BFD to $lo up"
+      else echo "FAIL $n: BFD to $lo not up"; fail=1; fi
+    done
+  done
+  return $fail
+}
+
+# check_tenants: for every tenant VM pvesim holds (LAB_DIR/vms): from inside the VM, its gateway
+# (ipconfig0's gw: the VNet's anycast gateway on its node) answers; on every node the tenant's VRF
+# and VNet exist in the kernel and FRR knows both VNIs (show evpn vni: the L2VNI and the VRF's
+# L3VNI); on every node the VNet's VXLAN floods to each other node's VTEP (EVPN type-3), and on every
+# other node the VM's MAC is a remote EVPN MAC (type-2, learnt over BGP from its node).
+check_tenants() {
+  local fail=0 vmid name node br mac cidr gw zone spec n lo
+  [ -s "$LAB_DIR/vms" ] || return 0
+  while read -r vmid name node br mac cidr gw; do
+    zone=${br%v*}
+    if sshl lab "ip netns exec vm-$name ping -c2 -W3 $gw" >/dev/null 2>&1 </dev/null; then echo "ok   $name ($cidr on $node): gateway $gw answers"
+    else echo "FAIL $name ($cidr on $node): gateway $gw does not answer"; fail=1; fi
+    for spec in $NODES; do
+      n=${spec%%,*}
+      if sshl "$n" "ip -d link show vrf_$zone | grep -q 'vrf table' && ip -d link show $br | grep -q 'master vrf_$zone' &&
+          vtysh -c 'show evpn vni' | grep -E ' L2 +vxlan_$br ' >/dev/null && vtysh -c 'show evpn vni' | grep -E ' L3 .* vrf_$zone' >/dev/null" </dev/null; then
+        echo "ok   $n: vrf_$zone and $br in the kernel, L2VNI and L3VNI in FRR"
+      else echo "FAIL $n: vrf_$zone / $br / their VNIs missing"; fail=1; fi
+      for other in $NODES; do
+        [ "$other" = "$spec" ] && continue
+        lo=$(echo "$other" | cut -d, -f4)
+        if sshl "$n" "bridge fdb show dev vxlan_$br | grep -q '00:00:00:00:00:00 dst $lo '" </dev/null; then echo "ok   $n: vxlan_$br floods to $lo (EVPN type-3)"
+        else echo "FAIL $n: vxlan_$br has no flood entry to $lo"; fail=1; fi
+      done
+      [ "$n" = "$node" ] && continue
+      if sshl "$n" "for i in \$(seq 1 20); do vtysh -c 'show evpn mac vni all' | grep -i '$mac' | grep -q remote && exit 0; sleep 1; done; exit 1" </dev/null; then echo "ok   $n: $name's MAC $mac is a remote EVPN MAC (type-2)"
+      else echo "FAIL $n: $name's MAC $mac not learnt over EVPN"; fail=1; fi
+    done
+  done < "$LAB_DIR/vms"
+  return $fail
+}
+
+# check_l2vni: every pair of tenant VMs on the same VNet but on different nodes reach each other
+# (from inside the VM, ARP flushed first): the frames cross the fabric in the VNet's VXLAN (L2VNI),
+# flooded to the VTEPs EVPN type-3 announced and unicast to the MAC EVPN type-2 learnt.
+check_l2vni() {
+  local fail=0 a na ba ipa b nb bb ipb
+  [ -s "$LAB_DIR/vms" ] || return 0
+  while read -r _ a na ba _ ipa _; do
+    while read -r _ b nb bb _ ipb _; do
+      [ "$a" != "$b" ] && [ "$ba" = "$bb" ] && [ "$na" != "$nb" ] || continue
+      if sshl lab "ip netns exec vm-$a ip neigh flush dev eth0; ip netns exec vm-$a ping -c3 -W3 ${ipb%/*}" >/dev/null 2>&1 </dev/null; then
+        echo "ok   $a ($na) -> $b ${ipb%/*} ($nb) over $ba's VXLAN (L2VNI)"
+      else echo "FAIL $a ($na) -> $b ${ipb%/*} ($nb) over $ba's VXLAN (L2VNI)"; fail=1; fi
+    done < "$LAB_DIR/vms"
+  done < "$LAB_DIR/vms"
+  return $fail
+}
+
+check() {
+  need_lab
+  local t rc=0; t=$(date +%s%N)
+  check_box || rc=1
+  check_fabric || rc=1
+  check_tenants || rc=1
+  check_l2vni || rc=1
+  log "checks in $(ms $t) ms"
+  return $rc
+}
+
+alive() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null); [ -n "$st" ] && [ "${st:0:1}" != Z ]; }
+
+down() {
+  need_lab
+  if [ -f "$LAB_DIR/pvesim.pid" ]; then
+    local p; p=$(cat "$LAB_DIR/pvesim.pid")
+    kill "$p" 2>/dev/null || true
+    for _ in $(seq 1 100); do alive "$p" || break; sleep 0.05; done
+  fi
+  [ -d "$LAB_DIR/dns" ] && DNS_LAB_DIR=$LAB_DIR/dns "$ROOT/scripts/dns-lab.sh" down >/dev/null 2>&1 || true
+  if [ -f "$LAB_DIR/qemu.pid" ]; then
+    local pid; pid=$(cat "$LAB_DIR/qemu.pid")
+    sshl lab 'echo o > /proc/sysrq-trigger' 2>/dev/null || true
+    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$LAB_DIR"
+}
+
+case ${1:-} in
+  up) up;;
+  check) check;;
+  down) down;;
+  test) up >/dev/null; trap down EXIT; check;;
+  playbook) shift; need_lab; playbook "$@";;
+  tenants) need_lab; tenants;;
+  vms) need_lab; vms;;
+  ssh) shift; need_lab; h=${1:-lab}; shift || true; sshl "$h" "$@";;
+  *) sed -n '2,20p' "$0"; exit 2;;
+esac
