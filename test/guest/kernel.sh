@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # test/guest/kernel.sh: the Debian cloud kernel the QEMU guests boot, downloaded once and cached
 # (apt-get download + dpkg-deb -x: no postinst, nothing under /boot). Shared by test/guest/run.sh
 # and test/lab/lab.sh. Prints two lines: the unpacked package's directory and the kernel version.

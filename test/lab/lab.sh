@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # test/lab/lab.sh: the substrate in a box. One QEMU TCG guest (the Debian cloud kernel of
 # test/guest/kernel.sh) whose root is the Debian tree of scripts/debian-tree.sh, unpacked into RAM
 # from a cached initramfs. Inside, network namespaces stand for the two PVE nodes, a VLAN-aware

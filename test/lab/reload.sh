@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # test/lab/reload.sh NODE DIR: pvesim's --reload-command for the lab. What a PVE node does after an
 # SDN apply (NODE-RENDERING.md §1), on the lab node over ssh (LAB_DIR/ssh_config, through the jump
 # host): install DIR/etc/network/interfaces.d/sdn, `ifreload -a`; set the fabricd=/ospfd= lines of
