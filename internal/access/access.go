@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
 )
@@ -352,86 +351,6 @@ func grantsView(user, token []Grant) map[string]any {
 	return map[string]any{"user": user, "token": token}
 }
 
-// Handle is the module handler.
-func Handle(m *module.Module) (module.Result, error) {
-	name, index := m.Str("name"), m.Int("index")
-	site, err := plan.SiteFromMap(m.Dict("site"))
-	if err != nil {
-		return module.Result{}, fmt.Errorf("site: %w", err)
-	}
-	// The plan checks the name and index rules (ADR-0002) and names the field in its error.
-	t, err := site.Tenant(name, index, 0, 1)
-	if err != nil {
-		return module.Result{}, err
-	}
-	tg := Targets{Template: m.Int("template"), Storages: m.StrList("storages"), Bridges: m.StrList("bridges")}
-	if err := tg.CheckFormats(); err != nil {
-		return module.Result{}, err
-	}
-	d := desired(t, index, tg.Template, tg.Storages, tg.Bridges, m.Bool("privsep"))
-
-	c, err := pve.FromModule(m)
-	if err != nil {
-		return module.Result{}, fmt.Errorf("PVE client: %w", err)
-	}
-	a := Access{C: c}
-	ctx := m.Context()
-	o, err := a.Observe(ctx, d)
-	if err != nil {
-		return module.Result{}, err
-	}
-
-	if m.Str("state") != "absent" {
-		// Reads only: a refusal leaves PVE as it was.
-		if err := a.CheckPresent(ctx, t, index, tg); err != nil {
-			return module.Result{}, err
-		}
-	}
-	var ops []Op
-	after := view(d, nil)
-	if m.Str("state") == "absent" {
-		if ops, err = PlanAbsent(d, o); err != nil {
-			return module.Result{}, err
-		}
-		after = map[string]any{"acl": map[string]any{"user": []Grant{}, "token": []Grant{}}}
-	} else {
-		ops = PlanPresent(d, o, m.Bool("regenerate_token"))
-	}
-
-	changes := make([]string, len(ops))
-	for i, op := range ops {
-		changes[i] = op.Describe
-	}
-	res := module.Result{
-		Changed: len(ops) > 0,
-		Diffs: []module.Diff{{Before: view(d, &o), After: after,
-			BeforeHeader: "pve access of tenant " + name, AfterHeader: "pve access of tenant " + name}},
-		Values: map[string]any{
-			"pool": d.Pool, "user": d.User, "token_id": d.FullTokenID(),
-			"changes": changes,
-		},
-	}
-	switch {
-	case len(ops) == 0:
-		res.Msg = "access objects of tenant " + name + " are up to date"
-		return res, nil
-	case m.CheckMode:
-		res.Msg = fmt.Sprintf("would make %d change(s) to tenant %s's access objects", len(ops), name)
-		return res, nil
-	}
-	secret, done, err := a.Apply(ctx, ops)
-	if secret != "" {
-		// Returned once, for the attachment file; it is never part of msg, changes or diff.
-		res.Values["token_secret"] = secret
-	}
-	if err != nil {
-		res.Changed = done > 0
-		return res, fmt.Errorf("tenant %s access: %d of %d change(s) made, then: %w", name, done, len(ops), err)
-	}
-	res.Msg = fmt.Sprintf("made %d change(s) to tenant %s's access objects", len(ops), name)
-	return res, nil
-}
-
 // flexBool reads PVE's booleans, which arrive as 0/1, true/false or "0"/"1".
 type flexBool bool
 
@@ -445,23 +364,4 @@ func (b *flexBool) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("not a boolean: %s", data)
 	}
 	return nil
-}
-
-// Spec is the module's argument spec: the tenant, the shared objects a clone needs, and the
-// standard PVE connection options.
-func Spec() module.Spec {
-	return module.Spec{
-		Options: pve.WithConnectionOptions(map[string]*module.Option{
-			"name":             {Type: module.TypeStr, Required: true},
-			"index":            {Type: module.TypeInt, Required: true},
-			"site":             {Type: module.TypeDict, Default: map[string]any{}},
-			"state":            {Type: module.TypeStr, Default: "present", Choices: []any{"present", "absent"}},
-			"template":         {Type: module.TypeInt, Default: 9000},
-			"storages":         {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"local-lvm"}},
-			"bridges":          {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"vmbr0"}},
-			"privsep":          {Type: module.TypeBool, Default: true},
-			"regenerate_token": {Type: module.TypeBool, Default: false},
-		}),
-		SupportsCheckMode: true,
-	}
 }

@@ -16,7 +16,7 @@ type validator struct {
 	errs     []string
 	warnings []string
 	secrets  []string
-	// given records the top-level options the user set (after aliases), for IsSet.
+	// given records the options the user set (after aliases), by path ("vms[0].cores"), for Opt.
 	given map[string]bool
 }
 
@@ -93,12 +93,9 @@ func (v *validator) validateOptions(opts map[string]*Option, raw map[string]any,
 		}
 	}
 
-	if path == "" {
-		v.given = map[string]bool{}
-		for k, val := range in {
-			if val != nil {
-				v.given[k] = true
-			}
+	for k, val := range in {
+		if val != nil {
+			v.given[join(path, k)] = true
 		}
 	}
 

@@ -25,8 +25,51 @@ func checkOptions() *module.Option {
 	}}
 }
 
-// Spec is substrate_report's argument spec.
-func Spec() module.Spec {
+// Options are substrate_report's options (spec declares their rules).
+type Options struct {
+	pve.Connection
+	Site        map[string]any `opt:"site"`
+	Tenants     []Tenant       `opt:"tenants"`
+	SiteChecks  []Check        `opt:"site_checks"`
+	Resolver    *Resolver      `opt:"resolver"`
+	GeneratedAt string         `opt:"generated_at"`
+}
+
+// Tenant is one entry of tenants.
+type Tenant struct {
+	Name    string   `opt:"name"`
+	Index   int      `opt:"index"`
+	VMs     int      `opt:"vms"`
+	VNets   int      `opt:"vnets"`
+	Records []Record `opt:"records"`
+	Checks  []Check  `opt:"checks"`
+}
+
+// Record is a DNS record a tenant's report looks up.
+type Record struct {
+	Name string `opt:"name"`
+	Type string `opt:"type"`
+}
+
+// Check is one check result the playbook hands over.
+type Check struct {
+	Name   string `opt:"name"`
+	Target string `opt:"target"`
+	OK     bool   `opt:"ok"`
+	Detail string `opt:"detail"`
+	Time   string `opt:"time"`
+}
+
+// Resolver is where the report resolves the tenants' records.
+type Resolver struct {
+	Server string `opt:"server"`
+	Port   int    `opt:"port"`
+}
+
+// Module is substrate_report: plugins/modules/substrate_report.py documents it.
+func Module() module.Entry { return module.Declare(spec(), handle) }
+
+func spec() module.Spec {
 	return module.Spec{
 		Options: pve.WithConnectionOptions(map[string]*module.Option{
 			"site": {Type: module.TypeDict, Default: map[string]any{}},
@@ -52,16 +95,13 @@ func Spec() module.Spec {
 	}
 }
 
-// Handle is substrate_report's handler. It only reads, so check mode runs it unchanged.
-func Handle(m *module.Module) (module.Result, error) {
-	site, err := plan.SiteFromMap(m.Dict("site"))
+// handle is substrate_report's handler. It only reads, so check mode runs it unchanged.
+func handle(m *module.Module, o *Options) (module.Result, error) {
+	site, err := plan.SiteFromMap(o.Site)
 	if err != nil {
 		return module.Result{}, err
 	}
-	tenants, err := tenantsOf(m.List("tenants"))
-	if err != nil {
-		return module.Result{}, err
-	}
+	tenants := tenantsOf(o.Tenants)
 	// Every tenant is planned before the first request, so a bad one fails naming it and reads nothing.
 	plans := make([]plan.Tenant, len(tenants))
 	for i, t := range tenants {
@@ -69,11 +109,11 @@ func Handle(m *module.Module) (module.Result, error) {
 			return module.Result{}, fmt.Errorf("tenants[%d] (%s): %w", i, t.Name, err)
 		}
 	}
-	c, err := pve.FromModule(m)
+	c, err := o.Client(m)
 	if err != nil {
 		return module.Result{}, err
 	}
-	ctx, cancel := context.WithTimeout(m.Context(), time.Duration(m.Int("api_timeout"))*time.Second*4)
+	ctx, cancel := context.WithTimeout(m.Context(), time.Duration(o.Timeout)*time.Second*4)
 	defer cancel()
 	sub, err := report.Read(ctx, c)
 	if err != nil {
@@ -81,8 +121,8 @@ func Handle(m *module.Module) (module.Result, error) {
 	}
 	records := map[string][]report.Record{}
 	resolverAt := ""
-	if rs := m.Dict("resolver"); rs != nil {
-		r := report.Resolver{Server: fmt.Sprint(rs["server"]), Port: toInt(rs["port"])}
+	if rs := o.Resolver; rs != nil {
+		r := report.Resolver{Server: rs.Server, Port: rs.Port}
 		resolverAt = fmt.Sprintf("%s:%d", r.Server, r.Port)
 		for i, t := range tenants {
 			for _, q := range report.Queries(plans[i], t.Records) {
@@ -94,12 +134,9 @@ func Handle(m *module.Module) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, fmt.Errorf("tenants: %w", err)
 	}
-	view.SiteChecks, err = checksOf(m.List("site_checks"))
-	if err != nil {
-		return module.Result{}, fmt.Errorf("site_checks: %w", err)
-	}
+	view.SiteChecks = checksOf(o.SiteChecks)
 	view.Resolver = resolverAt
-	view.GeneratedAt = m.Str("generated_at")
+	view.GeneratedAt = o.GeneratedAt
 	if view.GeneratedAt == "" {
 		view.GeneratedAt = time.Now().UTC().Format(time.RFC3339)
 	}
@@ -129,57 +166,24 @@ func Handle(m *module.Module) (module.Result, error) {
 	}, nil
 }
 
-func tenantsOf(list []any) ([]report.TenantInput, error) {
+func tenantsOf(list []Tenant) []report.TenantInput {
 	out := make([]report.TenantInput, 0, len(list))
-	for i, item := range list {
-		t, _ := item.(map[string]any)
-		in := report.TenantInput{Name: fmt.Sprint(t["name"]), Index: toInt(t["index"]), VMs: toInt(t["vms"]), VNets: toInt(t["vnets"])}
-		recs, _ := t["records"].([]any)
-		for _, r := range recs {
-			rm, _ := r.(map[string]any)
-			in.Records = append(in.Records, report.RecordQuery{Name: fmt.Sprint(rm["name"]), Type: fmt.Sprint(rm["type"])})
-		}
-		checks, _ := t["checks"].([]any)
-		var err error
-		if in.Checks, err = checksOf(checks); err != nil {
-			return nil, fmt.Errorf("tenants[%d].checks: %w", i, err)
+	for _, t := range list {
+		in := report.TenantInput{Name: t.Name, Index: t.Index, VMs: t.VMs, VNets: t.VNets, Checks: checksOf(t.Checks)}
+		for _, r := range t.Records {
+			in.Records = append(in.Records, report.RecordQuery{Name: r.Name, Type: r.Type})
 		}
 		out = append(out, in)
 	}
-	return out, nil
+	return out
 }
 
-func checksOf(list []any) ([]report.Check, error) {
+func checksOf(list []Check) []report.Check {
 	out := make([]report.Check, 0, len(list))
-	for i, item := range list {
-		c, ok := item.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("[%d] is not a dict", i)
-		}
-		okv, _ := c["ok"].(bool)
-		out = append(out, report.Check{Name: fmt.Sprint(c["name"]), Target: str(c["target"]), OK: okv, Detail: str(c["detail"]), Time: str(c["time"])})
+	for _, c := range list {
+		out = append(out, report.Check(c))
 	}
-	return out, nil
-}
-
-func str(v any) string {
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprint(v)
-}
-
-// toInt reads an option value the validator already coerced to int.
-func toInt(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	}
-	return 0
+	return out
 }
 
 // asMap returns v as plain JSON values, the shape the module result carries.

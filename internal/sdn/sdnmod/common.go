@@ -1,5 +1,5 @@
-// Package sdnmod holds the handlers and argument specs of the SDN modules (pve_sdn_fabric,
-// tenant_vrf, pve_sdn_apply); cmd/<module>/main.go only calls module.Run with them.
+// Package sdnmod holds the SDN modules (pve_sdn_fabric, tenant_vrf, pve_sdn_apply): each one's
+// options struct, argument spec and handler, declared with module.Declare.
 package sdnmod
 
 import (
@@ -13,43 +13,83 @@ import (
 	"github.com/deevnet/tenant/internal/sdn"
 )
 
-// stagingOptions are shared by the modules that stage SDN objects.
-func stagingOptions() map[string]*module.Option {
+// Timing bounds a run: how long to wait for the SDN lock, and the deadline of the whole run.
+type Timing struct {
+	ApplyTimeout int `opt:"apply_timeout"`
+	LockWait     int `opt:"lock_wait"`
+}
+
+func timingOptions() map[string]*module.Option {
 	return map[string]*module.Option{
-		"state":         {Type: module.TypeStr, Default: "present", Choices: []any{"present", "absent"}},
-		"apply":         {Type: module.TypeBool, Default: false},
 		"apply_timeout": {Type: module.TypeInt, Default: 300},
-		"site":          {Type: module.TypeDict},
 		"lock_wait":     {Type: module.TypeInt, Default: 0},
 	}
 }
 
-func connect(m *module.Module) (sdn.API, error) {
-	c, err := pve.FromModule(m)
-	if err != nil {
-		return sdn.API{}, err
-	}
-	return sdn.API{C: c, LockWait: time.Duration(m.Int("lock_wait")) * time.Second}, nil
+// Staging holds the options shared by the modules that stage SDN objects.
+type Staging struct {
+	pve.Connection
+	Timing
+	State string         `opt:"state"`
+	Apply bool           `opt:"apply"`
+	Site  map[string]any `opt:"site"`
 }
 
-// checkTimes refuses negative or unbounded waits before anything is read.
-func checkTimes(m *module.Module) error {
-	if v := m.Int("lock_wait"); v < 0 || v > 3600 {
+// stagingSpec is the spec of the Staging options plus opts, and the connection options.
+func stagingSpec(opts map[string]*module.Option) map[string]*module.Option {
+	all := timingOptions()
+	all["state"] = &module.Option{Type: module.TypeStr, Default: "present", Choices: []any{"present", "absent"}}
+	all["apply"] = &module.Option{Type: module.TypeBool, Default: false}
+	all["site"] = &module.Option{Type: module.TypeDict}
+	for k, v := range opts {
+		all[k] = v
+	}
+	return pve.WithConnectionOptions(all)
+}
+
+// check refuses negative or unbounded waits before anything is read.
+func (t Timing) check() error {
+	if v := t.LockWait; v < 0 || v > 3600 {
 		return fmt.Errorf("lock_wait: %d seconds is outside 0..3600", v)
 	}
-	if v := m.Int("apply_timeout"); v < 1 || v > 86400 {
+	if v := t.ApplyTimeout; v < 1 || v > 86400 {
 		return fmt.Errorf("apply_timeout: %d seconds is outside 1..86400", v)
 	}
-	if v := m.Int("lock_wait"); v >= m.Int("apply_timeout") {
-		return fmt.Errorf("lock_wait: %d seconds must be shorter than apply_timeout (%d s), which bounds the whole run", v, m.Int("apply_timeout"))
+	if t.LockWait >= t.ApplyTimeout {
+		return fmt.Errorf("lock_wait: %d seconds must be shorter than apply_timeout (%d s), which bounds the whole run", t.LockWait, t.ApplyTimeout)
 	}
 	return nil
 }
 
-// withTimeout bounds the whole run by apply_timeout: reads, waiting for the lock (lock_wait, at
-// most), writes and the apply task all share this one deadline.
-func withTimeout(m *module.Module) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(m.Context(), time.Duration(m.Int("apply_timeout"))*time.Second)
+// open checks the timing, connects, and bounds the whole run by apply_timeout: reads, waiting
+// for the lock (lock_wait, at most), writes and the apply task all share this one deadline.
+func open(m *module.Module, conn pve.Connection, t Timing) (context.Context, context.CancelFunc, sdn.API, error) {
+	if err := t.check(); err != nil {
+		return nil, nil, sdn.API{}, err
+	}
+	c, err := conn.Client(m)
+	if err != nil {
+		return nil, nil, sdn.API{}, err
+	}
+	ctx, cancel := context.WithTimeout(m.Context(), time.Duration(t.ApplyTimeout)*time.Second)
+	return ctx, cancel, sdn.API{C: c, LockWait: time.Duration(t.LockWait) * time.Second}, nil
+}
+
+// stage runs the flow shared by the staging modules: open, plan the work, converge it. The
+// result names the converged object (key: id).
+func stage(m *module.Module, o *Staging, key, id string, planWork func(context.Context, sdn.API) (sdn.Work, error)) (module.Result, error) {
+	ctx, cancel, api, err := open(m, o.Connection, o.Timing)
+	if err != nil {
+		return module.Result{}, err
+	}
+	defer cancel()
+	w, err := planWork(ctx, api)
+	if err != nil {
+		return module.Result{}, err
+	}
+	res, err := converge(ctx, m, api, w, o.Apply)
+	res.Values[key] = id
+	return res, err
 }
 
 // stageResult turns a converge outcome into the module result shared by the staging modules.
@@ -143,8 +183,7 @@ func zoneList(zs []sdn.ZoneStatus) []string {
 }
 
 // converge runs the shared staging flow for a planned work.
-func converge(ctx context.Context, m *module.Module, api sdn.API, w sdn.Work) (module.Result, error) {
-	apply := m.Bool("apply")
+func converge(ctx context.Context, m *module.Module, api sdn.API, w sdn.Work, apply bool) (module.Result, error) {
 	// Read only when an apply is due: a converged run proves itself from its own objects.
 	foreign := func() ([]sdn.Observed, error) {
 		pending, err := sdn.PendingSet(ctx, api, w.Views)
@@ -160,14 +199,4 @@ func converge(ctx context.Context, m *module.Module, api sdn.API, w sdn.Work) (m
 		return res, module.Fail(err.Error(), res.Values)
 	}
 	return res, nil
-}
-
-// strList reads a list option of strings from a suboption map.
-func strList(v any) []string {
-	l, _ := v.([]any)
-	out := make([]string, 0, len(l))
-	for _, e := range l {
-		out = append(out, fmt.Sprint(e))
-	}
-	return out
 }

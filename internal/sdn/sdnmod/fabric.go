@@ -9,47 +9,68 @@ import (
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
-	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/sdn"
 )
 
-// FabricSpec is pve_sdn_fabric's argument spec.
-func FabricSpec() module.Spec {
-	opts := stagingOptions()
-	opts["fabric"] = &module.Option{Type: module.TypeStr}
-	opts["protocol"] = &module.Option{Type: module.TypeStr, Default: "openfabric", Choices: []any{"openfabric", "ospf"}}
-	opts["ip_prefix"] = &module.Option{Type: module.TypeStr}
-	opts["area"] = &module.Option{Type: module.TypeStr, Default: "0"}
-	opts["nodes"] = &module.Option{Type: module.TypeList, Elements: module.TypeDict, Options: map[string]*module.Option{
-		"name":       {Type: module.TypeStr, Required: true},
-		"ip":         {Type: module.TypeStr},
-		"number":     {Type: module.TypeInt},
-		"interfaces": {Type: module.TypeList, Elements: module.TypeStr, Required: true},
-	}}
-	opts["controller"] = &module.Option{Type: module.TypeStr}
-	opts["asn"] = &module.Option{Type: module.TypeInt}
-	opts["manage_controller"] = &module.Option{Type: module.TypeBool, Default: true}
-	opts["purge_nodes"] = &module.Option{Type: module.TypeBool, Default: false}
+// FabricOptions are pve_sdn_fabric's options (fabricSpec declares their rules).
+type FabricOptions struct {
+	Staging
+	Fabric           *string            `opt:"fabric"`
+	Protocol         string             `opt:"protocol"`
+	IPPrefix         *string            `opt:"ip_prefix"`
+	Area             module.Opt[string] `opt:"area"`
+	Nodes            []FabricMember     `opt:"nodes"`
+	Controller       *string            `opt:"controller"`
+	ASN              *int               `opt:"asn"`
+	ManageController bool               `opt:"manage_controller"`
+	PurgeNodes       bool               `opt:"purge_nodes"`
+}
+
+// FabricMember is one entry of nodes.
+type FabricMember struct {
+	Name       string   `opt:"name"`
+	IP         string   `opt:"ip"`
+	Number     *int     `opt:"number"`
+	Interfaces []string `opt:"interfaces"`
+}
+
+// FabricModule is pve_sdn_fabric: plugins/modules/pve_sdn_fabric.py documents it.
+func FabricModule() module.Entry { return module.Declare(fabricSpec(), fabric) }
+
+func fabricSpec() module.Spec {
 	return module.Spec{
-		Options:           pve.WithConnectionOptions(opts),
+		Options: stagingSpec(map[string]*module.Option{
+			"fabric":    {Type: module.TypeStr},
+			"protocol":  {Type: module.TypeStr, Default: "openfabric", Choices: []any{"openfabric", "ospf"}},
+			"ip_prefix": {Type: module.TypeStr},
+			"area":      {Type: module.TypeStr, Default: "0"},
+			"nodes": {Type: module.TypeList, Elements: module.TypeDict, Options: map[string]*module.Option{
+				"name":       {Type: module.TypeStr, Required: true},
+				"ip":         {Type: module.TypeStr},
+				"number":     {Type: module.TypeInt},
+				"interfaces": {Type: module.TypeList, Elements: module.TypeStr, Required: true},
+			}},
+			"controller":        {Type: module.TypeStr},
+			"asn":               {Type: module.TypeInt},
+			"manage_controller": {Type: module.TypeBool, Default: true},
+			"purge_nodes":       {Type: module.TypeBool, Default: false},
+		}),
 		RequiredIf:        []module.RequiredIf{{Key: "state", Value: "present", Requires: []string{"nodes"}}},
 		SupportsCheckMode: true,
 	}
 }
 
-// fabricSpecFrom builds the fabric from the site plan and the options. A member's loopback is
-// its explicit ip, else the plan's NodeLoopback(number), number defaulting to its position.
-func fabricSpecFrom(m *module.Module) (sdn.FabricSpec, error) {
-	site, err := plan.SiteFromMap(m.Dict("site"))
+// spec builds the fabric from the site plan and the options. A member's loopback is its
+// explicit ip, else the plan's NodeLoopback(number), number defaulting to its position.
+func (o *FabricOptions) spec() (sdn.FabricSpec, error) {
+	site, err := plan.SiteFromMap(o.Site)
 	if err != nil {
 		return sdn.FabricSpec{}, err
 	}
-	f := sdn.FabricSpec{ID: site.Fabric, Protocol: m.Str("protocol"), Prefix: site.Loopbacks, ASN: site.ASN}
-	if m.IsSet("fabric") {
-		f.ID = m.Str("fabric")
-	}
-	if m.IsSet("ip_prefix") {
-		if f.Prefix, err = netip.ParsePrefix(m.Str("ip_prefix")); err != nil {
+	f := sdn.FabricSpec{ID: site.Fabric, Protocol: o.Protocol, Prefix: site.Loopbacks, ASN: site.ASN}
+	override(&f.ID, o.Fabric)
+	if o.IPPrefix != nil {
+		if f.Prefix, err = netip.ParsePrefix(*o.IPPrefix); err != nil {
 			return f, fmt.Errorf("ip_prefix: %w", err)
 		}
 		// Checked here, not only in Validate: the members' loopbacks are derived from it below.
@@ -58,75 +79,60 @@ func fabricSpecFrom(m *module.Module) (sdn.FabricSpec, error) {
 		}
 	}
 	if f.Protocol == "ospf" {
-		f.Area = m.Str("area")
-	} else if m.IsSet("area") {
+		f.Area = o.Area.Value
+	} else if o.Area.Set {
 		return f, fmt.Errorf("area: applies to protocol ospf only, not %s; remove it", f.Protocol)
 	}
-	if m.Bool("manage_controller") {
+	if o.ManageController {
 		f.Controller = site.Controller
-		if m.IsSet("controller") {
-			f.Controller = m.Str("controller")
-		}
-		if m.IsSet("asn") {
-			f.ASN = m.Int("asn")
-		}
+		override(&f.Controller, o.Controller)
+		override(&f.ASN, o.ASN)
 	}
 	loopSite := site
 	loopSite.Loopbacks = f.Prefix
-	for i, e := range m.List("nodes") {
-		d, _ := e.(map[string]any)
-		n := sdn.FabricNode{Name: fmt.Sprint(d["name"]), Interfaces: strList(d["interfaces"])}
-		if ip, ok := d["ip"].(string); ok && ip != "" {
-			if n.IP, err = netip.ParseAddr(ip); err != nil {
+	for i, e := range o.Nodes {
+		n := sdn.FabricNode{Name: e.Name, Interfaces: e.Interfaces}
+		if e.IP != "" {
+			if n.IP, err = netip.ParseAddr(e.IP); err != nil {
 				return f, fmt.Errorf("nodes[%d].ip: %w", i, err)
 			}
 		} else {
 			num := i + 1
-			if v, ok := d["number"].(int); ok {
-				num = v
-			}
+			override(&num, e.Number)
 			if n.IP, err = loopSite.NodeLoopback(num); err != nil {
 				return f, fmt.Errorf("nodes[%d].number: %w", i, err)
 			}
 		}
 		f.Nodes = append(f.Nodes, n)
 	}
-	if m.Str("state") == "absent" {
-		if err := sdn.CheckID(sdn.KindFabric, "fabric", f.ID); err != nil {
-			return f, err
-		}
-		return f, nil
+	if o.State == "absent" {
+		return f, sdn.CheckID(sdn.KindFabric, "fabric", f.ID)
 	}
 	return f, f.Validate()
 }
 
-// Fabric is pve_sdn_fabric's handler.
-func Fabric(m *module.Module) (module.Result, error) {
-	spec, err := fabricSpecFrom(m)
+// fabric is pve_sdn_fabric's handler.
+func fabric(m *module.Module, o *FabricOptions) (module.Result, error) {
+	spec, err := o.spec()
 	if err != nil {
 		return module.Result{}, err
 	}
-	if err := checkTimes(m); err != nil {
-		return module.Result{}, err
-	}
-	api, err := connect(m)
-	if err != nil {
-		return module.Result{}, err
-	}
-	ctx, cancel := withTimeout(m)
-	defer cancel()
-	if m.Str("state") == "present" {
-		if err := checkNodes(ctx, api, spec.Nodes); err != nil {
-			return module.Result{}, err
+	present := o.State == "present"
+	return stage(m, &o.Staging, "fabric", spec.ID, func(ctx context.Context, api sdn.API) (sdn.Work, error) {
+		if present {
+			if err := checkNodes(ctx, api, spec.Nodes); err != nil {
+				return sdn.Work{}, err
+			}
 		}
+		return sdn.PlanFabric(ctx, api, spec, present, o.PurgeNodes)
+	})
+}
+
+// override sets *dst to the option's value when the user gave one.
+func override[T any](dst *T, opt *T) {
+	if opt != nil {
+		*dst = *opt
 	}
-	w, err := sdn.PlanFabric(ctx, api, spec, m.Str("state") == "present", m.Bool("purge_nodes"))
-	if err != nil {
-		return module.Result{}, err
-	}
-	res, err := converge(ctx, m, api, w)
-	res.Values["fabric"] = spec.ID
-	return res, err
 }
 
 // checkNodes refuses members that are not nodes of the cluster, before any write: PVE would

@@ -52,7 +52,7 @@ func (r run) strs(key string) []string {
 }
 
 // exec runs a handler through module.Execute, as Ansible would, with the simulator's root token.
-func (e *env) exec(spec module.Spec, h module.Handler, args map[string]any, check, diff bool) run {
+func (e *env) exec(mod module.Entry, args map[string]any, check, diff bool) run {
 	e.t.Helper()
 	id, secret := e.srv.RootToken()
 	a := map[string]any{"api_host": e.srv.Host(), "api_port": e.srv.Port(), "api_user": "root@pam",
@@ -61,7 +61,7 @@ func (e *env) exec(spec module.Spec, h module.Handler, args map[string]any, chec
 	for k, v := range args {
 		a[k] = v
 	}
-	res, code := moduletest.Execute(e.t, spec, h, a)
+	res, code := moduletest.Execute(e.t, mod, a)
 	out, _ := json.Marshal(res)
 	if strings.Contains(string(out), secret) {
 		e.t.Fatalf("token secret in the result: %s", out)
@@ -70,13 +70,13 @@ func (e *env) exec(spec module.Spec, h module.Handler, args map[string]any, chec
 }
 
 func (e *env) fabric(args map[string]any, check bool) run {
-	return e.exec(FabricSpec(), Fabric, args, check, true)
+	return e.exec(FabricModule(), args, check, true)
 }
 func (e *env) vrf(args map[string]any, check bool) run {
-	return e.exec(VRFSpec(), VRF, args, check, true)
+	return e.exec(VRFModule(), args, check, true)
 }
 func (e *env) apply(args map[string]any, check bool) run {
-	return e.exec(ApplySpec(), Apply, args, check, true)
+	return e.exec(ApplyModule(), args, check, true)
 }
 
 // writes returns writes attempted and accepted since the last call, and resets the counters.

@@ -1,51 +1,75 @@
 package sdnmod
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"strings"
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
-	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/sdn"
 )
 
-// VRFSpec is tenant_vrf's argument spec.
-func VRFSpec() module.Spec {
-	opts := stagingOptions()
-	opts["name"] = &module.Option{Type: module.TypeStr, Required: true, Aliases: []string{"tenant"}}
-	opts["index"] = &module.Option{Type: module.TypeInt}
-	opts["vnet_count"] = &module.Option{Type: module.TypeInt, Default: 1}
-	opts["zone"] = &module.Option{Type: module.TypeStr}
-	opts["vrf_vxlan"] = &module.Option{Type: module.TypeInt}
-	opts["controller"] = &module.Option{Type: module.TypeStr}
-	opts["mtu"] = &module.Option{Type: module.TypeInt}
-	opts["nodes"] = &module.Option{Type: module.TypeList, Elements: module.TypeStr}
-	opts["owner"] = &module.Option{Type: module.TypeStr}
-	opts["vnets"] = &module.Option{Type: module.TypeList, Elements: module.TypeDict, Options: map[string]*module.Option{
-		"id":      {Type: module.TypeStr, Required: true},
-		"tag":     {Type: module.TypeInt, Required: true},
-		"subnet":  {Type: module.TypeStr, Required: true},
-		"gateway": {Type: module.TypeStr},
-	}}
+// VRFOptions are tenant_vrf's options (vrfSpec declares their rules).
+type VRFOptions struct {
+	Staging
+	Name       string        `opt:"name"`
+	Index      *int          `opt:"index"`
+	VNetCount  int           `opt:"vnet_count"`
+	Zone       *string       `opt:"zone"`
+	VRFVXLAN   *int          `opt:"vrf_vxlan"`
+	Controller *string       `opt:"controller"`
+	MTU        *int          `opt:"mtu"`
+	Nodes      *[]string     `opt:"nodes"`
+	Owner      *string       `opt:"owner"`
+	VNets      *[]VNetOption `opt:"vnets"`
+}
+
+// VNetOption is one entry of vnets.
+type VNetOption struct {
+	ID      string `opt:"id"`
+	Tag     int    `opt:"tag"`
+	Subnet  string `opt:"subnet"`
+	Gateway string `opt:"gateway"`
+}
+
+// VRFModule is tenant_vrf: plugins/modules/tenant_vrf.py documents it.
+func VRFModule() module.Entry { return module.Declare(vrfSpec(), vrf) }
+
+func vrfSpec() module.Spec {
 	return module.Spec{
-		Options:           pve.WithConnectionOptions(opts),
+		Options: stagingSpec(map[string]*module.Option{
+			"name":       {Type: module.TypeStr, Required: true, Aliases: []string{"tenant"}},
+			"index":      {Type: module.TypeInt},
+			"vnet_count": {Type: module.TypeInt, Default: 1},
+			"zone":       {Type: module.TypeStr},
+			"vrf_vxlan":  {Type: module.TypeInt},
+			"controller": {Type: module.TypeStr},
+			"mtu":        {Type: module.TypeInt},
+			"nodes":      {Type: module.TypeList, Elements: module.TypeStr},
+			"owner":      {Type: module.TypeStr},
+			"vnets": {Type: module.TypeList, Elements: module.TypeDict, Options: map[string]*module.Option{
+				"id":      {Type: module.TypeStr, Required: true},
+				"tag":     {Type: module.TypeInt, Required: true},
+				"subnet":  {Type: module.TypeStr, Required: true},
+				"gateway": {Type: module.TypeStr},
+			}},
+		}),
 		RequiredOneOf:     [][]string{{"index", "zone"}},
 		SupportsCheckMode: true,
 	}
 }
 
-// vrfSpecFrom derives the zone, VNets and subnets from the plan (index) and explicit overrides.
-func vrfSpecFrom(m *module.Module) (sdn.VRFSpec, error) {
-	site, err := plan.SiteFromMap(m.Dict("site"))
+// spec derives the zone, VNets and subnets from the plan (index) and explicit overrides.
+func (o *VRFOptions) spec() (sdn.VRFSpec, error) {
+	site, err := plan.SiteFromMap(o.Site)
 	if err != nil {
 		return sdn.VRFSpec{}, err
 	}
-	name := m.Str("name")
-	v := sdn.VRFSpec{Tenant: name, Owner: "tenant-" + name, Controller: site.Controller, MTU: site.MTU, Nodes: site.Nodes}
-	if m.IsSet("index") {
-		t, err := site.Tenant(name, m.Int("index"), 0, m.Int("vnet_count"))
+	v := sdn.VRFSpec{Tenant: o.Name, Owner: "tenant-" + o.Name, Controller: site.Controller, MTU: site.MTU, Nodes: site.Nodes}
+	if o.Index != nil {
+		t, err := site.Tenant(o.Name, *o.Index, 0, o.VNetCount)
 		if err != nil {
 			// The plan calls the count "vnets"; here that is the explicit list, so name the
 			// option the user set.
@@ -59,48 +83,20 @@ func vrfSpecFrom(m *module.Module) (sdn.VRFSpec, error) {
 			v.VNets = append(v.VNets, sdn.VNetSpec{ID: n.ID, Tag: n.Tag, Subnet: n.Subnet, Gateway: n.Gateway})
 		}
 	}
-	if m.IsSet("zone") {
-		v.Zone = m.Str("zone")
-	}
-	if m.IsSet("vrf_vxlan") {
-		v.VRFVXLAN = m.Int("vrf_vxlan")
-	}
-	if m.IsSet("controller") {
-		v.Controller = m.Str("controller")
-	}
-	if m.IsSet("mtu") {
-		v.MTU = m.Int("mtu")
-	}
-	if m.IsSet("nodes") {
-		v.Nodes = m.StrList("nodes")
-	}
-	if m.IsSet("owner") {
-		v.Owner = m.Str("owner")
-	}
-	if m.IsSet("vnets") {
-		v.VNets = nil
-		for i, e := range m.List("vnets") {
-			d, _ := e.(map[string]any)
-			n := sdn.VNetSpec{ID: fmt.Sprint(d["id"])}
-			n.Tag, _ = d["tag"].(int)
-			if n.Subnet, err = netip.ParsePrefix(fmt.Sprint(d["subnet"])); err != nil {
-				return v, fmt.Errorf("vnets[%d].subnet: %w", i, err)
-			}
-			if g, ok := d["gateway"].(string); ok && g != "" {
-				if n.Gateway, err = netip.ParseAddr(g); err != nil {
-					return v, fmt.Errorf("vnets[%d].gateway: %w", i, err)
-				}
-			}
-			v.VNets = append(v.VNets, n)
-		}
-	}
-	present := m.Str("state") == "present"
-	if !present {
-		// Removal needs only the zone and the owner mark.
-		if err := sdn.CheckID(sdn.KindZone, "zone", v.Zone); err != nil {
+	override(&v.Zone, o.Zone)
+	override(&v.VRFVXLAN, o.VRFVXLAN)
+	override(&v.Controller, o.Controller)
+	override(&v.MTU, o.MTU)
+	override(&v.Nodes, o.Nodes)
+	override(&v.Owner, o.Owner)
+	if o.VNets != nil {
+		if v.VNets, err = vnetsOf(*o.VNets); err != nil {
 			return v, err
 		}
-		return v, nil
+	}
+	if o.State != "present" {
+		// Removal needs only the zone and the owner mark.
+		return v, sdn.CheckID(sdn.KindZone, "zone", v.Zone)
 	}
 	if v.VRFVXLAN == 0 || len(v.VNets) == 0 {
 		return v, fmt.Errorf("without index, state=present needs zone, vrf_vxlan and vnets")
@@ -108,26 +104,31 @@ func vrfSpecFrom(m *module.Module) (sdn.VRFSpec, error) {
 	return v, v.Validate()
 }
 
-// VRF is tenant_vrf's handler.
-func VRF(m *module.Module) (module.Result, error) {
-	spec, err := vrfSpecFrom(m)
+func vnetsOf(list []VNetOption) ([]sdn.VNetSpec, error) {
+	var out []sdn.VNetSpec
+	for i, e := range list {
+		n := sdn.VNetSpec{ID: e.ID, Tag: e.Tag}
+		var err error
+		if n.Subnet, err = netip.ParsePrefix(e.Subnet); err != nil {
+			return nil, fmt.Errorf("vnets[%d].subnet: %w", i, err)
+		}
+		if e.Gateway != "" {
+			if n.Gateway, err = netip.ParseAddr(e.Gateway); err != nil {
+				return nil, fmt.Errorf("vnets[%d].gateway: %w", i, err)
+			}
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// vrf is tenant_vrf's handler.
+func vrf(m *module.Module, o *VRFOptions) (module.Result, error) {
+	spec, err := o.spec()
 	if err != nil {
 		return module.Result{}, err
 	}
-	if err := checkTimes(m); err != nil {
-		return module.Result{}, err
-	}
-	api, err := connect(m)
-	if err != nil {
-		return module.Result{}, err
-	}
-	ctx, cancel := withTimeout(m)
-	defer cancel()
-	w, err := sdn.PlanVRF(ctx, api, spec, m.Str("state") == "present")
-	if err != nil {
-		return module.Result{}, err
-	}
-	res, err := converge(ctx, m, api, w)
-	res.Values["zone"] = spec.Zone
-	return res, err
+	return stage(m, &o.Staging, "zone", spec.Zone, func(ctx context.Context, api sdn.API) (sdn.Work, error) {
+		return sdn.PlanVRF(ctx, api, spec, o.State == "present")
+	})
 }
