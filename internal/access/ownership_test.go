@@ -8,7 +8,7 @@ import (
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pvesim"
 	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
-	"github.com/deevnet/tenant/internal/sdn/sdnmod"
+	"github.com/deevnet/tenant/internal/sdn"
 )
 
 // runOther executes another module of the collection with the root token (builds what a
@@ -53,9 +53,9 @@ func TestCrossTenantGrantRefused(t *testing.T) {
 	refused(t, srv, map[string]any{"name": "tother", "index": 1}, "index")
 	refused(t, srv, map[string]any{"name": "tother", "index": 1, "_ansible_check_mode": true}, "index")
 
-	runOther(t, srv, sdnmod.FabricModule(), map[string]any{
+	runOther(t, srv, sdn.FabricModule(), map[string]any{
 		"nodes": []any{map[string]any{"name": "dv02hyp002p02", "interfaces": []any{"vmbr0.51"}}}, "apply": true})
-	runOther(t, srv, sdnmod.VRFModule(), map[string]any{"name": "tdemo", "index": 1, "apply": true})
+	runOther(t, srv, sdn.VRFModule(), map[string]any{"name": "tdemo", "index": 1, "apply": true})
 	refused(t, srv, map[string]any{"name": "tother", "index": 1}, "index: 1 is tenant tdemo's")
 
 	// Without tdemo's access objects the VRF's marks alone refuse it.

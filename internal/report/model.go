@@ -9,28 +9,28 @@ import (
 
 // Check is the outcome of one check of the tenant contract, as the verify run saw it.
 type Check struct {
-	Name   string `json:"name"`
-	Target string `json:"target"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-	Time   string `json:"time"`
+	Name   string `json:"name" opt:"name"`
+	Target string `json:"target" opt:"target"`
+	OK     bool   `json:"ok" opt:"ok"`
+	Detail string `json:"detail" opt:"detail"`
+	Time   string `json:"time" opt:"time"`
 }
 
 // RecordQuery names a declared record of a tenant: Name relative to its zone ("@" for the apex).
 type RecordQuery struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
+	Name string `json:"name" opt:"name"`
+	Type string `json:"type" opt:"type"`
 }
 
 // TenantInput is what the verify run knows of a tenant: its name and index (the attachment), its
 // declaration's sizes and records when it was verified, and its checks' outcomes.
 type TenantInput struct {
-	Name    string
-	Index   int
-	VMs     int
-	VNets   int
-	Records []RecordQuery
-	Checks  []Check
+	Name    string        `opt:"name"`
+	Index   int           `opt:"index"`
+	VMs     int           `opt:"vms"`
+	VNets   int           `opt:"vnets"`
+	Records []RecordQuery `opt:"records"`
+	Checks  []Check       `opt:"checks"`
 }
 
 // VNetView is a planned VNet and what PVE has for it (nil: missing).

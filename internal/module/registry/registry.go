@@ -11,11 +11,11 @@ import (
 	"sort"
 
 	"github.com/deevnet/tenant/internal/access"
-	"github.com/deevnet/tenant/internal/dnsupdate/nsmodule"
+	"github.com/deevnet/tenant/internal/dnsupdate"
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
-	"github.com/deevnet/tenant/internal/report/reportmod"
-	"github.com/deevnet/tenant/internal/sdn/sdnmod"
+	"github.com/deevnet/tenant/internal/report"
+	"github.com/deevnet/tenant/internal/sdn"
 	"github.com/deevnet/tenant/internal/vm"
 )
 
@@ -23,13 +23,13 @@ import (
 func entries() map[string]module.Entry {
 	return map[string]module.Entry{
 		"tenant_plan":       plan.Module(),
-		"pve_sdn_fabric":    sdnmod.FabricModule(),
-		"tenant_vrf":        sdnmod.VRFModule(),
-		"pve_sdn_apply":     sdnmod.ApplyModule(),
+		"pve_sdn_fabric":    sdn.FabricModule(),
+		"tenant_vrf":        sdn.VRFModule(),
+		"pve_sdn_apply":     sdn.ApplyModule(),
 		"tenant_vm":         vm.Module(),
 		"pve_tenant_access": access.Module(),
-		"nsupdate_tsig":     nsmodule.Module(),
-		"substrate_report":  reportmod.Module(),
+		"nsupdate_tsig":     dnsupdate.Module(),
+		"substrate_report":  report.Module(),
 	}
 }
 

@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
-	"github.com/deevnet/tenant/internal/sdn"
 )
 
 // VRFOptions are tenant_vrf's options (vrfSpec declares their rules).
@@ -62,12 +61,12 @@ func vrfSpec() module.Spec {
 }
 
 // spec derives the zone, VNets and subnets from the plan (index) and explicit overrides.
-func (o *VRFOptions) spec() (sdn.VRFSpec, error) {
+func (o *VRFOptions) spec() (VRFSpec, error) {
 	site, err := plan.SiteFromMap(o.Site)
 	if err != nil {
-		return sdn.VRFSpec{}, err
+		return VRFSpec{}, err
 	}
-	v := sdn.VRFSpec{Tenant: o.Name, Owner: "tenant-" + o.Name, Controller: site.Controller, MTU: site.MTU, Nodes: site.Nodes}
+	v := VRFSpec{Tenant: o.Name, Owner: "tenant-" + o.Name, Controller: site.Controller, MTU: site.MTU, Nodes: site.Nodes}
 	if o.Index != nil {
 		t, err := site.Tenant(o.Name, *o.Index, 0, o.VNetCount)
 		if err != nil {
@@ -80,7 +79,7 @@ func (o *VRFOptions) spec() (sdn.VRFSpec, error) {
 		}
 		v.Owner, v.Zone, v.VRFVXLAN = t.OwnerTag, t.Zone, t.VRFVXLAN
 		for _, n := range t.VNets {
-			v.VNets = append(v.VNets, sdn.VNetSpec{ID: n.ID, Tag: n.Tag, Subnet: n.Subnet, Gateway: n.Gateway})
+			v.VNets = append(v.VNets, VNetSpec{ID: n.ID, Tag: n.Tag, Subnet: n.Subnet, Gateway: n.Gateway})
 		}
 	}
 	override(&v.Zone, o.Zone)
@@ -96,7 +95,7 @@ func (o *VRFOptions) spec() (sdn.VRFSpec, error) {
 	}
 	if o.State != "present" {
 		// Removal needs only the zone and the owner mark.
-		return v, sdn.CheckID(sdn.KindZone, "zone", v.Zone)
+		return v, CheckID(KindZone, "zone", v.Zone)
 	}
 	if v.VRFVXLAN == 0 || len(v.VNets) == 0 {
 		return v, fmt.Errorf("without index, state=present needs zone, vrf_vxlan and vnets")
@@ -104,10 +103,10 @@ func (o *VRFOptions) spec() (sdn.VRFSpec, error) {
 	return v, v.Validate()
 }
 
-func vnetsOf(list []VNetOption) ([]sdn.VNetSpec, error) {
-	var out []sdn.VNetSpec
+func vnetsOf(list []VNetOption) ([]VNetSpec, error) {
+	var out []VNetSpec
 	for i, e := range list {
-		n := sdn.VNetSpec{ID: e.ID, Tag: e.Tag}
+		n := VNetSpec{ID: e.ID, Tag: e.Tag}
 		var err error
 		if n.Subnet, err = netip.ParsePrefix(e.Subnet); err != nil {
 			return nil, fmt.Errorf("vnets[%d].subnet: %w", i, err)
@@ -128,7 +127,7 @@ func vrf(m *module.Module, o *VRFOptions) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
-	return stage(m, &o.Staging, "zone", spec.Zone, func(ctx context.Context, api sdn.API) (sdn.Work, error) {
-		return sdn.PlanVRF(ctx, api, spec, o.State == "present")
+	return stage(m, &o.Staging, "zone", spec.Zone, func(ctx context.Context, api API) (Work, error) {
+		return PlanVRF(ctx, api, spec, o.State == "present")
 	})
 }

@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/pve"
-	"github.com/deevnet/tenant/internal/sdn"
 )
 
 // ApplyOptions are pve_sdn_apply's options (applySpec declares their rules).
@@ -32,7 +31,7 @@ func applySpec() module.Spec {
 	return module.Spec{Options: pve.WithConnectionOptions(opts), SupportsCheckMode: true}
 }
 
-func pendingList(objs []sdn.Observed) []map[string]any {
+func pendingList(objs []Observed) []map[string]any {
 	out := make([]map[string]any, 0, len(objs))
 	for _, o := range objs {
 		out = append(out, map[string]any{"key": o.Key(), "kind": string(o.Kind), "id": o.ID, "pending": o.State})
@@ -41,7 +40,7 @@ func pendingList(objs []sdn.Observed) []map[string]any {
 }
 
 // foreignOf returns the pending objects not expected (none when foreign ones are allowed).
-func (o *ApplyOptions) foreignOf(pending []sdn.Observed) []sdn.Observed {
+func (o *ApplyOptions) foreignOf(pending []Observed) []Observed {
 	if o.AllowForeignPending {
 		return nil
 	}
@@ -49,10 +48,10 @@ func (o *ApplyOptions) foreignOf(pending []sdn.Observed) []sdn.Observed {
 	for _, k := range o.Expect {
 		expect[strings.TrimSpace(k)] = true
 	}
-	return sdn.ForeignPending(pending, expect)
+	return ForeignPending(pending, expect)
 }
 
-func keys(objs []sdn.Observed) string {
+func keys(objs []Observed) string {
 	parts := make([]string, 0, len(objs))
 	for _, o := range objs {
 		parts = append(parts, fmt.Sprintf("%s (%s)", o.Key(), o.State))
@@ -68,7 +67,7 @@ func keys(objs []sdn.Observed) string {
 // applies with the lock token; PVE releases the lock when the commit succeeds.
 func apply(m *module.Module, o *ApplyOptions) (module.Result, error) {
 	for i, k := range o.Expect {
-		if err := sdn.CheckKey(fmt.Sprintf("expect[%d]", i), strings.TrimSpace(k)); err != nil {
+		if err := CheckKey(fmt.Sprintf("expect[%d]", i), strings.TrimSpace(k)); err != nil {
 			return module.Result{}, err
 		}
 	}
@@ -77,12 +76,12 @@ func apply(m *module.Module, o *ApplyOptions) (module.Result, error) {
 		return module.Result{}, err
 	}
 	defer cancel()
-	pending, err := sdn.PendingSet(ctx, api, map[sdn.Kind][]sdn.Observed{})
+	pending, err := PendingSet(ctx, api, map[Kind][]Observed{})
 	if err != nil {
 		return module.Result{}, err
 	}
 	values := map[string]any{"pending_objects": pendingList(pending), "apply_task": nil, "applied": false, "reapplied_for": []string{}}
-	var reapply []sdn.ZoneStatus
+	var reapply []ZoneStatus
 	if len(pending) == 0 {
 		// Nothing staged; but a node whose reload failed (or never came)
 		// still runs an older config: only applying again reloads it.
@@ -108,7 +107,7 @@ func apply(m *module.Module, o *ApplyOptions) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, module.Fail(err.Error(), values)
 	}
-	again, err := sdn.PendingSet(ctx, api, map[sdn.Kind][]sdn.Observed{})
+	again, err := PendingSet(ctx, api, map[Kind][]Observed{})
 	if err == nil {
 		if foreign := o.foreignOf(again); len(foreign) > 0 {
 			err = fmt.Errorf("refusing to apply: pending SDN changes appeared before the lock was taken: %s", keys(foreign))
@@ -129,7 +128,7 @@ func apply(m *module.Module, o *ApplyOptions) (module.Result, error) {
 		// The running config is already written: a rollback would change nothing, so the
 		// failure is reported with PVE's message for the operator.
 		values["applied"] = true
-		var re *sdn.ReloadError
+		var re *ReloadError
 		if errors.As(err, &re) {
 			values["reapplied_for"] = zoneList(re.Zones)
 			return module.Result{Changed: true, Values: values}, module.Fail(err.Error(), values)
@@ -149,7 +148,7 @@ func (o *ApplyOptions) grace() time.Duration { return time.Duration(o.Timeout) *
 
 // release gives the lock back after a failure: by rolling back every pending change, or by
 // releasing it and leaving the changes staged.
-func release(ctx context.Context, api sdn.API, token, how string, cause error, grace time.Duration) error {
+func release(ctx context.Context, api API, token, how string, cause error, grace time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
 	var err error

@@ -1,7 +1,8 @@
-// Package reportmod is the deevnet.tenant.substrate_report Ansible module: it reads the substrate
-// back (PVE API, resolver) and returns the operator's report as Markdown. It writes nothing; the
-// playbook stores the text (ansible.builtin.copy), so check and diff mode come from there.
-package reportmod
+package report
+
+// The deevnet.tenant.substrate_report Ansible module: it reads the substrate back (PVE API,
+// resolver) and returns the operator's report as Markdown. It writes nothing; the playbook
+// stores the text (ansible.builtin.copy), so check and diff mode come from there.
 
 import (
 	"context"
@@ -12,7 +13,6 @@ import (
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
-	"github.com/deevnet/tenant/internal/report"
 )
 
 func checkOptions() *module.Option {
@@ -28,40 +28,15 @@ func checkOptions() *module.Option {
 // Options are substrate_report's options (spec declares their rules).
 type Options struct {
 	pve.Connection
-	Site        map[string]any `opt:"site"`
-	Tenants     []Tenant       `opt:"tenants"`
-	SiteChecks  []Check        `opt:"site_checks"`
-	Resolver    *Resolver      `opt:"resolver"`
-	GeneratedAt string         `opt:"generated_at"`
+	Site        map[string]any   `opt:"site"`
+	Tenants     []TenantInput    `opt:"tenants"`
+	SiteChecks  []Check          `opt:"site_checks"`
+	Resolver    *ResolverOptions `opt:"resolver"`
+	GeneratedAt string           `opt:"generated_at"`
 }
 
-// Tenant is one entry of tenants.
-type Tenant struct {
-	Name    string   `opt:"name"`
-	Index   int      `opt:"index"`
-	VMs     int      `opt:"vms"`
-	VNets   int      `opt:"vnets"`
-	Records []Record `opt:"records"`
-	Checks  []Check  `opt:"checks"`
-}
-
-// Record is a DNS record a tenant's report looks up.
-type Record struct {
-	Name string `opt:"name"`
-	Type string `opt:"type"`
-}
-
-// Check is one check result the playbook hands over.
-type Check struct {
-	Name   string `opt:"name"`
-	Target string `opt:"target"`
-	OK     bool   `opt:"ok"`
-	Detail string `opt:"detail"`
-	Time   string `opt:"time"`
-}
-
-// Resolver is where the report resolves the tenants' records.
-type Resolver struct {
+// ResolverOptions say where the report resolves the tenants' records.
+type ResolverOptions struct {
 	Server string `opt:"server"`
 	Port   int    `opt:"port"`
 }
@@ -101,7 +76,7 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
-	tenants := tenantsOf(o.Tenants)
+	tenants := o.Tenants
 	// Every tenant is planned before the first request, so a bad one fails naming it and reads nothing.
 	plans := make([]plan.Tenant, len(tenants))
 	for i, t := range tenants {
@@ -115,26 +90,26 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(m.Context(), time.Duration(o.Timeout)*time.Second*4)
 	defer cancel()
-	sub, err := report.Read(ctx, c)
+	sub, err := Read(ctx, c)
 	if err != nil {
 		return module.Result{}, err
 	}
-	records := map[string][]report.Record{}
+	records := map[string][]Record{}
 	resolverAt := ""
 	if rs := o.Resolver; rs != nil {
-		r := report.Resolver{Server: rs.Server, Port: rs.Port}
+		r := Resolver{Server: rs.Server, Port: rs.Port}
 		resolverAt = fmt.Sprintf("%s:%d", r.Server, r.Port)
 		for i, t := range tenants {
-			for _, q := range report.Queries(plans[i], t.Records) {
+			for _, q := range Queries(plans[i], t.Records) {
 				records[t.Name] = append(records[t.Name], r.Lookup(ctx, q.Name, q.Type))
 			}
 		}
 	}
-	view, err := report.Build(site, sub, tenants, records)
+	view, err := Build(site, sub, tenants, records)
 	if err != nil {
 		return module.Result{}, fmt.Errorf("tenants: %w", err)
 	}
-	view.SiteChecks = checksOf(o.SiteChecks)
+	view.SiteChecks = o.SiteChecks
 	view.Resolver = resolverAt
 	view.GeneratedAt = o.GeneratedAt
 	if view.GeneratedAt == "" {
@@ -158,32 +133,12 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 	return module.Result{
 		Msg: fmt.Sprintf("%d tenants, %d checks, %d failed", len(view.Tenants), total, failed),
 		Values: map[string]any{
-			"report":    report.Markdown(view),
+			"report":    Markdown(view),
 			"site":      site.Map(),
 			"substrate": facts,
 			"summary":   map[string]any{"tenants": len(view.Tenants), "checks": total, "failed": failed},
 		},
 	}, nil
-}
-
-func tenantsOf(list []Tenant) []report.TenantInput {
-	out := make([]report.TenantInput, 0, len(list))
-	for _, t := range list {
-		in := report.TenantInput{Name: t.Name, Index: t.Index, VMs: t.VMs, VNets: t.VNets, Checks: checksOf(t.Checks)}
-		for _, r := range t.Records {
-			in.Records = append(in.Records, report.RecordQuery{Name: r.Name, Type: r.Type})
-		}
-		out = append(out, in)
-	}
-	return out
-}
-
-func checksOf(list []Check) []report.Check {
-	out := make([]report.Check, 0, len(list))
-	for _, c := range list {
-		out = append(out, report.Check(c))
-	}
-	return out
 }
 
 // asMap returns v as plain JSON values, the shape the module result carries.

@@ -1,6 +1,7 @@
-// Package nsmodule is the nsupdate_tsig Ansible module: it turns the task's options into a
-// dnsupdate converge and the converge's outcome into the module result.
-package nsmodule
+package dnsupdate
+
+// The nsupdate_tsig Ansible module: it turns the task's options into a converge and the
+// converge's outcome into the module result.
 
 import (
 	"encoding/base64"
@@ -10,14 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deevnet/tenant/internal/dnsupdate"
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/miekg/dns"
 )
 
 func algChoices() []any {
 	var out []any
-	for _, a := range dnsupdate.AlgorithmNames() {
+	for _, a := range AlgorithmNames() {
 		out = append(out, a)
 	}
 	return out
@@ -140,25 +140,25 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 	if o.Timeout <= 0 {
 		return module.Result{}, fmt.Errorf("timeout must be a positive number of seconds, got %d", o.Timeout)
 	}
-	fwd := &dnsupdate.Client{
+	fwd := &Client{
 		Server: o.Server, Port: o.Port, Protocol: o.Protocol,
 		Timeout: time.Duration(o.Timeout) * time.Second,
-		Key:     &dnsupdate.Key{Name: o.KeyName, Algorithm: o.KeyAlgorithm, Secret: o.KeySecret},
+		Key:     &Key{Name: o.KeyName, Algorithm: o.KeyAlgorithm, Secret: o.KeySecret},
 	}
 	defer func() { _ = fwd.Close() }()
 	if err := checkPort("port", fwd.Port); err != nil {
 		return module.Result{}, err
 	}
 	zone := o.Zone
-	req := dnsupdate.Request{
+	req := Request{
 		Forward:   fwd,
 		Zone:      zone,
-		Read:      dnsupdate.ReadMode(o.Read),
-		Ownership: dnsupdate.Ownership{Owner: o.Owner, Prefix: o.OwnerPrefix},
+		Read:      ReadMode(o.Read),
+		Ownership: Ownership{Owner: o.Owner, Prefix: o.OwnerPrefix},
 		PTR:       map[string]bool{},
 		CheckMode: m.CheckMode,
 	}
-	if req.Read == dnsupdate.ReadAXFR && zone == "" {
+	if req.Read == ReadAXFR && zone == "" {
 		return module.Result{}, fmt.Errorf("read=axfr needs zone: the zone to transfer must be named")
 	}
 	if owner := req.Ownership.Owner; owner != "" && strings.ContainsAny(owner, ",= \"") {
@@ -193,7 +193,7 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 		req.ReverseZone = rev.Zone
 	}
 
-	res, err := dnsupdate.Converge(m.Context(), req)
+	res, err := Converge(m.Context(), req)
 	out := result(res, m.CheckMode)
 	if err != nil {
 		return out, module.Fail(err.Error(), out.Values)
@@ -218,8 +218,8 @@ func checkPort(name string, p int) error {
 	return nil
 }
 
-func reverseClient(rev *Reverse, fwd *dnsupdate.Client) (*dnsupdate.Client, error) {
-	rc := &dnsupdate.Client{Server: fwd.Server, Port: fwd.Port, Protocol: fwd.Protocol, Timeout: fwd.Timeout}
+func reverseClient(rev *Reverse, fwd *Client) (*Client, error) {
+	rc := &Client{Server: fwd.Server, Port: fwd.Port, Protocol: fwd.Protocol, Timeout: fwd.Timeout}
 	k := *fwd.Key
 	rc.Key = &k
 	if rev.Port != nil {
@@ -245,8 +245,8 @@ func reverseClient(rev *Reverse, fwd *dnsupdate.Client) (*dnsupdate.Client, erro
 }
 
 // desired converts one record entry into a dnsupdate request, naming the field on error.
-func desired(e Record, top *Record, zone string) (dnsupdate.Desired, bool, error) {
-	var d dnsupdate.Desired
+func desired(e Record, top *Record, zone string) (Desired, bool, error) {
+	var d Desired
 	name := e.Record
 	if name == "" {
 		return d, false, fmt.Errorf("record: a name is required")
@@ -258,7 +258,7 @@ func desired(e Record, top *Record, zone string) (dnsupdate.Desired, bool, error
 	if typName == "" {
 		typName = "A"
 	}
-	t, err := dnsupdate.ParseType(typName)
+	t, err := ParseType(typName)
 	if err != nil {
 		return d, false, fmt.Errorf("type: %w", err)
 	}
@@ -268,12 +268,12 @@ func desired(e Record, top *Record, zone string) (dnsupdate.Desired, bool, error
 			st = *s
 		}
 	}
-	d.State = dnsupdate.State(st)
+	d.State = State(st)
 	values, err := valueList(e.Values)
 	if err != nil {
 		return d, false, fmt.Errorf("values of %s: %w", name, err)
 	}
-	if len(values) == 0 && d.State != dnsupdate.Absent {
+	if len(values) == 0 && d.State != Absent {
 		return d, false, fmt.Errorf("values of %s: state=%s needs at least one value (only state=absent may omit them, to remove the whole set)", name, st)
 	}
 	var ttl uint32
@@ -284,7 +284,7 @@ func desired(e Record, top *Record, zone string) (dnsupdate.Desired, bool, error
 		}
 		ttl, d.TTLSet = uint32(n), true
 	}
-	d.Set, err = dnsupdate.NewSet(dnsupdate.Fqdn(name, zone), t, ttl, values, zone)
+	d.Set, err = NewSet(Fqdn(name, zone), t, ttl, values, zone)
 	if err != nil {
 		return d, false, err
 	}
@@ -325,13 +325,13 @@ func valueList(v any) ([]string, error) {
 }
 
 // result turns a converge into the module result: diff, changes, counters, a message.
-func result(res *dnsupdate.Result, check bool) module.Result {
+func result(res *Result, check bool) module.Result {
 	out := module.Result{Values: map[string]any{}}
 	if res == nil {
 		return out
 	}
 	out.Changed = res.Changed
-	before, after := dnsupdate.Diff(res.Plans)
+	before, after := Diff(res.Plans)
 	out.Diffs = []module.Diff{{Before: before, After: after}}
 	var changes []map[string]any
 	var zones []string
@@ -346,8 +346,8 @@ func result(res *dnsupdate.Result, check bool) module.Result {
 				"zone":   strings.TrimSuffix(p.Zone, "."),
 				"record": strings.TrimSuffix(s.Name, "."),
 				"type":   dns.TypeToString[s.Type],
-				"before": dnsupdate.View(c.Before),
-				"after":  dnsupdate.View(c.After),
+				"before": View(c.Before),
+				"after":  View(c.After),
 			})
 		}
 	}

@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"context"
@@ -116,7 +116,7 @@ func TestVRFBadInput(t *testing.T) {
 		badCase{"lock_wait beyond apply_timeout", map[string]any{"lock_wait": 30, "apply_timeout": 10}, "lock_wait"},
 		badCase{"unknown option", map[string]any{"vnet_cnt": 2}, "vnet_cnt"},
 	)
-	refuseAll(t, e, VRFModule(), tdemo, cases)
+	refuseAll(t, e, VRFModule(), tdemoArgs, cases)
 }
 
 func TestApplyBadInput(t *testing.T) {

@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
-	"github.com/deevnet/tenant/internal/sdn"
 )
 
 // FabricOptions are pve_sdn_fabric's options (fabricSpec declares their rules).
@@ -62,12 +61,12 @@ func fabricSpec() module.Spec {
 
 // spec builds the fabric from the site plan and the options. A member's loopback is its
 // explicit ip, else the plan's NodeLoopback(number), number defaulting to its position.
-func (o *FabricOptions) spec() (sdn.FabricSpec, error) {
+func (o *FabricOptions) spec() (FabricSpec, error) {
 	site, err := plan.SiteFromMap(o.Site)
 	if err != nil {
-		return sdn.FabricSpec{}, err
+		return FabricSpec{}, err
 	}
-	f := sdn.FabricSpec{ID: site.Fabric, Protocol: o.Protocol, Prefix: site.Loopbacks, ASN: site.ASN}
+	f := FabricSpec{ID: site.Fabric, Protocol: o.Protocol, Prefix: site.Loopbacks, ASN: site.ASN}
 	override(&f.ID, o.Fabric)
 	if o.IPPrefix != nil {
 		if f.Prefix, err = netip.ParsePrefix(*o.IPPrefix); err != nil {
@@ -91,7 +90,7 @@ func (o *FabricOptions) spec() (sdn.FabricSpec, error) {
 	loopSite := site
 	loopSite.Loopbacks = f.Prefix
 	for i, e := range o.Nodes {
-		n := sdn.FabricNode{Name: e.Name, Interfaces: e.Interfaces}
+		n := FabricNode{Name: e.Name, Interfaces: e.Interfaces}
 		if e.IP != "" {
 			if n.IP, err = netip.ParseAddr(e.IP); err != nil {
 				return f, fmt.Errorf("nodes[%d].ip: %w", i, err)
@@ -106,7 +105,7 @@ func (o *FabricOptions) spec() (sdn.FabricSpec, error) {
 		f.Nodes = append(f.Nodes, n)
 	}
 	if o.State == "absent" {
-		return f, sdn.CheckID(sdn.KindFabric, "fabric", f.ID)
+		return f, CheckID(KindFabric, "fabric", f.ID)
 	}
 	return f, f.Validate()
 }
@@ -118,13 +117,13 @@ func fabric(m *module.Module, o *FabricOptions) (module.Result, error) {
 		return module.Result{}, err
 	}
 	present := o.State == "present"
-	return stage(m, &o.Staging, "fabric", spec.ID, func(ctx context.Context, api sdn.API) (sdn.Work, error) {
+	return stage(m, &o.Staging, "fabric", spec.ID, func(ctx context.Context, api API) (Work, error) {
 		if present {
 			if err := checkNodes(ctx, api, spec.Nodes); err != nil {
-				return sdn.Work{}, err
+				return Work{}, err
 			}
 		}
-		return sdn.PlanFabric(ctx, api, spec, present, o.PurgeNodes)
+		return PlanFabric(ctx, api, spec, present, o.PurgeNodes)
 	})
 }
 
@@ -137,7 +136,7 @@ func override[T any](dst *T, opt *T) {
 
 // checkNodes refuses members that are not nodes of the cluster, before any write: PVE would
 // accept the fabric node and fail later with an unrelated message.
-func checkNodes(ctx context.Context, api sdn.API, members []sdn.FabricNode) error {
+func checkNodes(ctx context.Context, api API, members []FabricNode) error {
 	var rows []struct {
 		Node string `json:"node"`
 	}

@@ -1,6 +1,8 @@
-// Package sdnmod holds the SDN modules (pve_sdn_fabric, tenant_vrf, pve_sdn_apply): each one's
-// options struct, argument spec and handler, declared with module.Declare.
-package sdnmod
+package sdn
+
+// The SDN modules (pve_sdn_fabric, tenant_vrf, pve_sdn_apply) are declared in module_<name>.go:
+// each one's options struct, argument spec and handler (module.Declare). This file holds what
+// they share: the timing and staging options, and the staging flow and its result.
 
 import (
 	"context"
@@ -10,7 +12,6 @@ import (
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/pve"
-	"github.com/deevnet/tenant/internal/sdn"
 )
 
 // Timing bounds a run: how long to wait for the SDN lock, and the deadline of the whole run.
@@ -63,21 +64,21 @@ func (t Timing) check() error {
 
 // open checks the timing, connects, and bounds the whole run by apply_timeout: reads, waiting
 // for the lock (lock_wait, at most), writes and the apply task all share this one deadline.
-func open(m *module.Module, conn pve.Connection, t Timing) (context.Context, context.CancelFunc, sdn.API, error) {
+func open(m *module.Module, conn pve.Connection, t Timing) (context.Context, context.CancelFunc, API, error) {
 	if err := t.check(); err != nil {
-		return nil, nil, sdn.API{}, err
+		return nil, nil, API{}, err
 	}
 	c, err := conn.Client(m)
 	if err != nil {
-		return nil, nil, sdn.API{}, err
+		return nil, nil, API{}, err
 	}
 	ctx, cancel := context.WithTimeout(m.Context(), time.Duration(t.ApplyTimeout)*time.Second)
-	return ctx, cancel, sdn.API{C: c, LockWait: time.Duration(t.LockWait) * time.Second}, nil
+	return ctx, cancel, API{C: c, LockWait: time.Duration(t.LockWait) * time.Second}, nil
 }
 
 // stage runs the flow shared by the staging modules: open, plan the work, converge it. The
 // result names the converged object (key: id).
-func stage(m *module.Module, o *Staging, key, id string, planWork func(context.Context, sdn.API) (sdn.Work, error)) (module.Result, error) {
+func stage(m *module.Module, o *Staging, key, id string, planWork func(context.Context, API) (Work, error)) (module.Result, error) {
 	ctx, cancel, api, err := open(m, o.Connection, o.Timing)
 	if err != nil {
 		return module.Result{}, err
@@ -93,7 +94,7 @@ func stage(m *module.Module, o *Staging, key, id string, planWork func(context.C
 }
 
 // stageResult turns a converge outcome into the module result shared by the staging modules.
-func stageResult(out sdn.Outcome, check, apply bool) module.Result {
+func stageResult(out Outcome, check, apply bool) module.Result {
 	res := module.Result{Changed: out.Changed()}
 	for _, op := range out.Ops {
 		d := module.Diff{BeforeHeader: op.Object.Key(), AfterHeader: op.Object.Key()}
@@ -131,7 +132,7 @@ func stageResult(out sdn.Outcome, check, apply bool) module.Result {
 	return res
 }
 
-func summary(out sdn.Outcome, check, apply bool) string {
+func summary(out Outcome, check, apply bool) string {
 	if len(out.Reapply) > 0 && len(out.Ops) == 0 {
 		if check {
 			return "would apply again: the running SDN config has not reached " + strings.Join(zoneList(out.Reapply), ", ")
@@ -150,14 +151,14 @@ func summary(out sdn.Outcome, check, apply bool) string {
 		}
 		return "no change"
 	}
-	byAction := map[sdn.Action][]string{}
+	byAction := map[Action][]string{}
 	for _, op := range out.Ops {
 		byAction[op.Action] = append(byAction[op.Action], op.Object.Key())
 	}
 	var parts []string
-	for _, a := range []sdn.Action{sdn.Create, sdn.Update, sdn.Remove} {
+	for _, a := range []Action{Create, Update, Remove} {
 		if keys := byAction[a]; len(keys) > 0 {
-			verb := map[sdn.Action]string{sdn.Create: "create", sdn.Update: "update", sdn.Remove: "delete"}[a]
+			verb := map[Action]string{Create: "create", Update: "update", Remove: "delete"}[a]
 			parts = append(parts, verb+" "+strings.Join(keys, ", "))
 		}
 	}
@@ -174,7 +175,7 @@ func summary(out sdn.Outcome, check, apply bool) string {
 	}
 }
 
-func zoneList(zs []sdn.ZoneStatus) []string {
+func zoneList(zs []ZoneStatus) []string {
 	parts := make([]string, len(zs))
 	for i, z := range zs {
 		parts[i] = z.String()
@@ -183,16 +184,16 @@ func zoneList(zs []sdn.ZoneStatus) []string {
 }
 
 // converge runs the shared staging flow for a planned work.
-func converge(ctx context.Context, m *module.Module, api sdn.API, w sdn.Work, apply bool) (module.Result, error) {
+func converge(ctx context.Context, m *module.Module, api API, w Work, apply bool) (module.Result, error) {
 	// Read only when an apply is due: a converged run proves itself from its own objects.
-	foreign := func() ([]sdn.Observed, error) {
-		pending, err := sdn.PendingSet(ctx, api, w.Views)
+	foreign := func() ([]Observed, error) {
+		pending, err := PendingSet(ctx, api, w.Views)
 		if err != nil {
 			return nil, err
 		}
-		return sdn.ForeignPending(pending, w.Managed()), nil
+		return ForeignPending(pending, w.Managed()), nil
 	}
-	out, err := sdn.Converge(ctx, api, w.Desired, w.Remove, w.Index, m.CheckMode, apply, foreign)
+	out, err := Converge(ctx, api, w.Desired, w.Remove, w.Index, m.CheckMode, apply, foreign)
 	res := stageResult(out, m.CheckMode, apply)
 	if err != nil {
 		res.Changed = out.Staged > 0 || out.Applied
