@@ -13,6 +13,7 @@ import (
 
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
+	"github.com/deevnet/tenant/internal/reconcile"
 )
 
 // Grant is one ACL entry the tenant's user and token both hold (privsep: the token gets the
@@ -189,7 +190,7 @@ func PlanPresent(d Desired, o Observed, regenerate bool) []Op {
 	}
 	tokPath := "/access/users/" + url.PathEscape(d.User) + "/token/" + url.PathEscape(d.TokenID)
 	create := Op{Describe: "create token " + d.FullTokenID(), Method: "POST", Path: tokPath, Token: true,
-		Body: map[string]any{"privsep": boolInt(d.Privsep), "comment": d.UserComment}}
+		Body: map[string]any{"privsep": reconcile.BoolInt(d.Privsep), "comment": d.UserComment}}
 	switch {
 	case !o.TokenExists:
 		ops = append(ops, create)
@@ -197,8 +198,8 @@ func PlanPresent(d Desired, o Observed, regenerate bool) []Op {
 		// A token's secret cannot be read back: rotating it is delete + create.
 		ops = append(ops, Op{Describe: "delete token " + d.FullTokenID() + " (regenerate)", Method: "DELETE", Path: tokPath}, create)
 	case o.TokenPrivsep != d.Privsep:
-		ops = append(ops, Op{Describe: fmt.Sprintf("set privsep=%d on token %s", boolInt(d.Privsep), d.FullTokenID()),
-			Method: "PUT", Path: tokPath, Body: map[string]any{"privsep": boolInt(d.Privsep)}})
+		ops = append(ops, Op{Describe: fmt.Sprintf("set privsep=%d on token %s", reconcile.BoolInt(d.Privsep), d.FullTokenID()),
+			Method: "PUT", Path: tokPath, Body: map[string]any{"privsep": reconcile.BoolInt(d.Privsep)}})
 	}
 	// A regenerated token starts without ACLs (PVE drops them with the token).
 	tokenACL := o.TokenACL
@@ -221,9 +222,9 @@ func aclOps(want []Grant, have map[string]Grant, kind, principal string) []Op {
 			continue
 		}
 		ops = append(ops, Op{
-			Describe: fmt.Sprintf("grant %s on %s to %s (propagate=%d)", g.Role, g.Path, principal, boolInt(g.Propagate)),
+			Describe: fmt.Sprintf("grant %s on %s to %s (propagate=%d)", g.Role, g.Path, principal, reconcile.BoolInt(g.Propagate)),
 			Method:   "PUT", Path: "/access/acl",
-			Body: map[string]any{"path": g.Path, "roles": g.Role, kind: principal, "propagate": boolInt(g.Propagate)},
+			Body: map[string]any{"path": g.Path, "roles": g.Role, kind: principal, "propagate": reconcile.BoolInt(g.Propagate)},
 		})
 	}
 	var extra []Grant
@@ -255,10 +256,10 @@ func PlanAbsent(d Desired, o Observed) ([]Op, error) {
 			d.Pool, strings.Join(o.PoolMembers, ", "))
 	}
 	var ops []Op
-	for _, g := range sortedValues(o.TokenACL) {
+	for _, g := range sortedGrants(o.TokenACL) {
 		ops = append(ops, revoke(g, "tokens", d.FullTokenID()))
 	}
-	for _, g := range sortedValues(o.UserACL) {
+	for _, g := range sortedGrants(o.UserACL) {
 		ops = append(ops, revoke(g, "users", d.User))
 	}
 	if o.TokenExists {
@@ -275,13 +276,9 @@ func PlanAbsent(d Desired, o Observed) ([]Op, error) {
 	return ops, nil
 }
 
-func sortedValues(m map[string]Grant) []Grant {
-	out := make([]Grant, 0, len(m))
-	for _, g := range m {
-		out = append(out, g)
-	}
-	sortGrants(out)
-	return out
+// sortedGrants returns the grants of an ACL map in the order plans and diffs show them.
+func sortedGrants(m map[string]Grant) []Grant {
+	return reconcile.SortedValues(m, func(a, b Grant) int { return strings.Compare(a.key(), b.key()) })
 }
 
 // Apply runs the writes in order and returns the new token's secret if one was created.
@@ -316,13 +313,6 @@ func (a Access) Apply(ctx context.Context, ops []Op) (secret string, done int, e
 	return secret, done, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // view is the diff/return shape of the access objects: names, flags and grants, never a secret.
 func view(d Desired, o *Observed) map[string]any {
 	if o == nil { // the desired state
@@ -343,7 +333,7 @@ func view(d Desired, o *Observed) map[string]any {
 	if o.TokenExists {
 		v["token"] = map[string]any{"id": d.FullTokenID(), "privsep": o.TokenPrivsep}
 	}
-	v["acl"] = map[string]any{"user": sortedValues(o.UserACL), "token": sortedValues(o.TokenACL)}
+	v["acl"] = map[string]any{"user": sortedGrants(o.UserACL), "token": sortedGrants(o.TokenACL)}
 	return v
 }
 

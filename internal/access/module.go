@@ -1,11 +1,13 @@
 package access
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
+	"github.com/deevnet/tenant/internal/reconcile"
 )
 
 // Options are pve_tenant_access's options (spec declares their rules).
@@ -67,36 +69,26 @@ func handle(m *module.Module, opts *Options) (module.Result, error) {
 		return module.Result{}, fmt.Errorf("PVE client: %w", err)
 	}
 	a := Access{C: c}
-	ctx := m.Context()
-	o, err := a.Observe(ctx, d)
-	if err != nil {
+	var secret string
+	var done int
+	p, acted, err := reconcile.Run(m.Context(), m.CheckMode, func(ctx context.Context) (planned, bool, error) {
+		p, err := a.plan(ctx, d, t, tg, opts)
+		return p, len(p.ops) > 0, err
+	}, func(ctx context.Context, p planned) (err error) {
+		secret, done, err = a.Apply(ctx, p.ops)
+		return err
+	})
+	if err != nil && !acted {
 		return module.Result{}, err
 	}
-
-	if opts.State != "absent" {
-		// Reads only: a refusal leaves PVE as it was.
-		if err := a.CheckPresent(ctx, t, index, tg); err != nil {
-			return module.Result{}, err
-		}
-	}
-	var ops []Op
-	after := view(d, nil)
-	if opts.State == "absent" {
-		if ops, err = PlanAbsent(d, o); err != nil {
-			return module.Result{}, err
-		}
-		after = map[string]any{"acl": map[string]any{"user": []Grant{}, "token": []Grant{}}}
-	} else {
-		ops = PlanPresent(d, o, opts.RegenerateToken)
-	}
-
+	ops := p.ops
 	changes := make([]string, len(ops))
 	for i, op := range ops {
 		changes[i] = op.Describe
 	}
 	res := module.Result{
 		Changed: len(ops) > 0,
-		Diffs: []module.Diff{{Before: view(d, &o), After: after,
+		Diffs: []module.Diff{{Before: p.before, After: p.after,
 			BeforeHeader: "pve access of tenant " + name, AfterHeader: "pve access of tenant " + name}},
 		Values: map[string]any{
 			"pool": d.Pool, "user": d.User, "token_id": d.FullTokenID(),
@@ -111,7 +103,6 @@ func handle(m *module.Module, opts *Options) (module.Result, error) {
 		res.Msg = fmt.Sprintf("would make %d change(s) to tenant %s's access objects", len(ops), name)
 		return res, nil
 	}
-	secret, done, err := a.Apply(ctx, ops)
 	if secret != "" {
 		// Returned once, for the attachment file; it is never part of msg, changes or diff.
 		res.Values["token_secret"] = secret
@@ -122,4 +113,32 @@ func handle(m *module.Module, opts *Options) (module.Result, error) {
 	}
 	res.Msg = fmt.Sprintf("made %d change(s) to tenant %s's access objects", len(ops), name)
 	return res, nil
+}
+
+// planned is one run's plan: the writes in order, and the whole access state before and after
+// them that the diff shows.
+type planned struct {
+	ops           []Op
+	before, after map[string]any
+}
+
+// plan observes the tenant's access objects and lists the writes state asks for. Present first
+// checks, by reads only, what a clone needs, so a refusal leaves PVE as it was.
+func (a Access) plan(ctx context.Context, d Desired, t plan.Tenant, tg Targets, opts *Options) (planned, error) {
+	o, err := a.Observe(ctx, d)
+	if err != nil {
+		return planned{}, err
+	}
+	p := planned{before: view(d, &o)}
+	if opts.State == "absent" {
+		p.after = map[string]any{"acl": map[string]any{"user": []Grant{}, "token": []Grant{}}}
+		p.ops, err = PlanAbsent(d, o)
+		return p, err
+	}
+	if err := a.CheckPresent(ctx, t, opts.Index, tg); err != nil {
+		return planned{}, err
+	}
+	p.after = view(d, nil)
+	p.ops = PlanPresent(d, o, opts.RegenerateToken)
+	return p, nil
 }

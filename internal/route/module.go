@@ -1,10 +1,12 @@
 package route
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/reconcile"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -85,37 +87,76 @@ func handleNetlink(m *module.Module, o *Options) (module.Result, error) {
 	return handle(m, o, &Manager{Handle: h, Sysctl: ProcSys{}})
 }
 
+// planned is one run's plan: the route and forwarding changes, and the boot hook's (nil
+// without persist).
+type planned struct {
+	routes *Plan
+	hook   *HookChange
+}
+
+func (p planned) changed() bool { return p.routes.Changed() || (p.hook != nil && p.hook.Changed()) }
+
+// plan reads the kernel (and the hook file) and plans what cfg asks for.
+func (o *Options) plan(m *module.Module, mgr *Manager, cfg Config) (planned, error) {
+	var p planned
+	var err error
+	if p.routes, err = mgr.Plan(cfg); err != nil {
+		return p, err
+	}
+	for _, w := range p.routes.Warnings {
+		m.Warn(w)
+	}
+	if !o.Persist {
+		return p, nil
+	}
+	hc, err := PlanHook(o.PersistPath, cfg)
+	if err != nil {
+		return p, err
+	}
+	p.hook = &hc
+	if cfg.State == Present {
+		disabled, err := ScriptsDisabled(o.Ifupdown2Conf)
+		if err != nil {
+			return p, fmt.Errorf("ifupdown2_conf: %w", err)
+		}
+		if disabled {
+			m.Warn(fmt.Sprintf("persist: %s does not set addon_scripts_support=1, so ifupdown2 will not run %s at boot or ifreload", o.Ifupdown2Conf, hc.Path))
+		}
+	}
+	return p, nil
+}
+
+// act applies the route and forwarding changes, then writes (or removes) the hook.
+func (p planned) act(mgr *Manager) error {
+	if _, err := mgr.Apply(p.routes); err != nil {
+		return err
+	}
+	if p.hook != nil {
+		return ApplyHook(*p.hook)
+	}
+	return nil
+}
+
 // handle is the module's logic against a Manager.
 func handle(m *module.Module, o *Options, mgr *Manager) (module.Result, error) {
 	cfg, err := o.config()
 	if err != nil {
 		return module.Result{}, err
 	}
-	plan, err := mgr.Plan(cfg)
+	p, _, err := reconcile.Run(m.Context(), m.CheckMode, func(context.Context) (planned, bool, error) {
+		p, err := o.plan(m, mgr, cfg)
+		return p, err == nil && p.changed(), err
+	}, func(_ context.Context, p planned) error { return p.act(mgr) })
 	if err != nil {
 		return module.Result{}, err
 	}
-	for _, w := range plan.Warnings {
-		m.Warn(w)
-	}
-	var hook *HookChange
-	if o.Persist {
-		hc, err := PlanHook(o.PersistPath, cfg)
-		if err != nil {
-			return module.Result{}, err
-		}
-		hook = &hc
-		if cfg.State == Present {
-			disabled, err := ScriptsDisabled(o.Ifupdown2Conf)
-			if err != nil {
-				return module.Result{}, fmt.Errorf("ifupdown2_conf: %w", err)
-			}
-			if disabled {
-				m.Warn(fmt.Sprintf("persist: %s does not set addon_scripts_support=1, so ifupdown2 will not run %s at boot or ifreload", o.Ifupdown2Conf, hook.Path))
-			}
-		}
-	}
+	return result(p, m.CheckMode), nil
+}
 
+// result reports the plan: the changes, the routes and forwarding before and after (the diff),
+// and the hook's.
+func result(p planned, check bool) module.Result {
+	plan, hook := p.routes, p.hook
 	changes := make([]map[string]any, 0, len(plan.Changes))
 	for _, c := range plan.Changes {
 		e := map[string]any{"op": string(c.Op), "route": c.Text}
@@ -129,7 +170,7 @@ func handle(m *module.Module, o *Options, mgr *Manager) (module.Result, error) {
 		fwd = append(fwd, f.Iface)
 	}
 	res := module.Result{
-		Changed: plan.Changed() || (hook != nil && hook.Changed()),
+		Changed: p.changed(),
 		Values: map[string]any{
 			"routes":             plan.After,
 			"route_changes":      changes,
@@ -165,21 +206,10 @@ func handle(m *module.Module, o *Options, mgr *Manager) (module.Result, error) {
 	switch {
 	case len(parts) == 0:
 		res.Msg = "routes and forwarding already as declared"
-	case m.CheckMode:
+	case check:
 		res.Msg = "would apply: " + strings.Join(parts, "; ")
 	default:
 		res.Msg = "applied: " + strings.Join(parts, "; ")
 	}
-	if m.CheckMode || !res.Changed {
-		return res, nil
-	}
-	if _, err := mgr.Apply(plan); err != nil {
-		return module.Result{}, err
-	}
-	if hook != nil {
-		if err := ApplyHook(*hook); err != nil {
-			return module.Result{}, err
-		}
-	}
-	return res, nil
+	return res
 }

@@ -95,18 +95,7 @@ func stage(m *module.Module, o *Staging, key, id string, planWork func(context.C
 
 // stageResult turns a converge outcome into the module result shared by the staging modules.
 func stageResult(out Outcome, check, apply bool) module.Result {
-	res := module.Result{Changed: out.Changed()}
-	for _, op := range out.Ops {
-		d := module.Diff{BeforeHeader: op.Object.Key(), AfterHeader: op.Object.Key()}
-		d.Before, d.After = map[string]any{}, map[string]any{}
-		if op.Before != nil {
-			d.Before = op.Before.Map()
-		}
-		if op.After != nil {
-			d.After = op.After.Map()
-		}
-		res.Diffs = append(res.Diffs, d)
-	}
+	res := module.Result{Changed: out.Changed(), Diffs: Changes(out.Ops).Diffs()}
 	objs := make([]map[string]any, 0, len(out.Objects))
 	for _, o := range out.Objects {
 		m := map[string]any{"key": o.Key, "kind": string(o.Kind), "id": o.ID, "action": o.Action, "pending": o.Pending}
