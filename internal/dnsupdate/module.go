@@ -63,12 +63,12 @@ type Options struct {
 
 // Record is one record set; nil is "not given" (an entry of records then takes the top level's).
 type Record struct {
-	Record string  `opt:"record"`
-	Type   string  `opt:"type"`
 	TTL    *int    `opt:"ttl"`
-	Values any     `opt:"values"`
+	Record string  `opt:"record"`
 	State  *string `opt:"state"`
+	Type   string  `opt:"type"`
 	PTR    *bool   `opt:"ptr"`
+	Values any     `opt:"values"`
 }
 
 // Reverse overrides, for the reverse zone, what differs from the forward one.
