@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // A module's options are read through a struct declared next to its spec: each field carries
-// the option's name in an `opt:"name"` tag, and Declare decodes the validated parameters into it
+// the option's name in an `opt:"name"` tag (or, failing that, a json tag), and Declare decodes the validated parameters into it
 // before the handler runs. Entry.Check proves, in each module's tests, that the struct and the
 // spec name the same options with matching types, so a misspelt option fails a test instead of
 // reading "" at run time.
@@ -80,17 +81,27 @@ func fieldsOf(t reflect.Type) ([]field, error) {
 			}
 			continue
 		}
-		tag, ok := f.Tag.Lookup("opt")
+		tag, ok := optName(f.Tag)
 		switch {
 		case !f.IsExported():
 			errs = append(errs, fmt.Errorf("field %s.%s is not exported", t, f.Name))
 		case !ok || tag == "":
-			errs = append(errs, fmt.Errorf("field %s.%s has no opt tag", t, f.Name))
+			errs = append(errs, fmt.Errorf("field %s.%s has no opt (or json) tag", t, f.Name))
 		default:
 			out = append(out, field{name: tag, index: []int{i}, typ: f.Type})
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// optName is a field's option name: its opt tag, else the name of its json tag, so that a
+// domain type already shaped like the option (report.Check, say) serves as the option's struct.
+func optName(tag reflect.StructTag) (string, bool) {
+	if name, ok := tag.Lookup("opt"); ok {
+		return name, true
+	}
+	name, _, _ := strings.Cut(tag.Get("json"), ",")
+	return name, name != "" && name != "-"
 }
 
 func checkStruct(t reflect.Type, opts map[string]*Option, path string) error {

@@ -19,7 +19,7 @@ func TestCheckFindsMismatches(t *testing.T) {
 	}
 	type good struct {
 		State Opt[string] `opt:"state"`
-		Count *int        `opt:"count"`
+		Count *int        `json:"count,omitempty"` // a json tag names the option when there is no opt tag
 		VMs   []vm        `opt:"vms"`
 		Tags  []string    `opt:"tags"`
 	}
@@ -48,7 +48,7 @@ func TestCheckFindsMismatches(t *testing.T) {
 		"vms[].cores: a int option needs int, not string",
 		"tags: a list needs a slice, not string",
 		"extra: field of module.bad names no option",
-		"field module.bad.Plain has no opt tag",
+		"field module.bad.Plain has no opt (or json) tag",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

@@ -9,17 +9,17 @@ import (
 
 // Check is the outcome of one check of the tenant contract, as the verify run saw it.
 type Check struct {
-	Name   string `json:"name" opt:"name"`
-	Target string `json:"target" opt:"target"`
-	OK     bool   `json:"ok" opt:"ok"`
-	Detail string `json:"detail" opt:"detail"`
-	Time   string `json:"time" opt:"time"`
+	Name   string `json:"name"`
+	Target string `json:"target"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Time   string `json:"time"`
 }
 
 // RecordQuery names a declared record of a tenant: Name relative to its zone ("@" for the apex).
 type RecordQuery struct {
-	Name string `json:"name" opt:"name"`
-	Type string `json:"type" opt:"type"`
+	Name string `json:"name"`
+	Type string `json:"type"`
 }
 
 // TenantInput is what the verify run knows of a tenant: its name and index (the attachment), its

@@ -119,17 +119,7 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
-	total, failed := 0, 0
-	for _, t := range view.Tenants {
-		total += len(t.Checks)
-		failed += len(t.Failed())
-	}
-	for _, c := range view.SiteChecks {
-		total++
-		if !c.OK {
-			failed++
-		}
-	}
+	total, failed := view.counts()
 	return module.Result{
 		Msg: fmt.Sprintf("%d tenants, %d checks, %d failed", len(view.Tenants), total, failed),
 		Values: map[string]any{
