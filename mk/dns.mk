@@ -8,7 +8,7 @@
 #                    (PowerDNS statistics); .venv-bench holds ansible + dnspython for the peer
 #   make dns-lab-up / dns-lab-down   the lab alone (scripts/dns-lab.sh; DNS_LAB_DIR etc. from the environment)
 #
-# The Go tests (internal/dnsupdate, internal/dnslab, nsmodule: real PowerDNS/BIND/Unbound on loopback)
+# The Go tests (internal/dnsupdate, internal/dnslab: real PowerDNS/BIND/Unbound on loopback)
 # run with `go test ./...`; they skip without the servers, and fail in CI (testenv).
 # Debian packages: pdns-server pdns-backend-sqlite3 sqlite3 bind9 bind9-dnsutils unbound.
 

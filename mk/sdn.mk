@@ -14,8 +14,8 @@ test-sdn: install-collection tools
 	$(ROOT)/tests/sdn/run.sh --venv $(VENV) --collections $(COLLECTIONS_DIR) --pvesim $(ROOT)/bin/pvesim
 
 bench-sdn:
-	cd $(ROOT) && $(GO) test -run '^TestRequestCounts$$' -v -count=1 ./internal/sdn/sdnmod | grep -E 'tenants=|^(ok|FAIL|---)'
-	cd $(ROOT) && $(GO) test -run '^$$' -bench 'Converge10Tenants' -benchtime 3x -count=1 ./internal/sdn/sdnmod
+	cd $(ROOT) && $(GO) test -run '^TestRequestCounts$$' -v -count=1 ./internal/sdn | grep -E 'tenants=|^(ok|FAIL|---)'
+	cd $(ROOT) && $(GO) test -run '^$$' -bench 'Converge10Tenants' -benchtime 3x -count=1 ./internal/sdn
 
 TEST_TARGETS  += test-sdn
 BENCH_TARGETS += bench-sdn

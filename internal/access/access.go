@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
+	"github.com/deevnet/tenant/internal/reconcile"
 )
 
 // Grant is one ACL entry the tenant's user and token both hold (privsep: the token gets the
@@ -190,7 +190,7 @@ func PlanPresent(d Desired, o Observed, regenerate bool) []Op {
 	}
 	tokPath := "/access/users/" + url.PathEscape(d.User) + "/token/" + url.PathEscape(d.TokenID)
 	create := Op{Describe: "create token " + d.FullTokenID(), Method: "POST", Path: tokPath, Token: true,
-		Body: map[string]any{"privsep": boolInt(d.Privsep), "comment": d.UserComment}}
+		Body: map[string]any{"privsep": reconcile.BoolInt(d.Privsep), "comment": d.UserComment}}
 	switch {
 	case !o.TokenExists:
 		ops = append(ops, create)
@@ -198,8 +198,8 @@ func PlanPresent(d Desired, o Observed, regenerate bool) []Op {
 		// A token's secret cannot be read back: rotating it is delete + create.
 		ops = append(ops, Op{Describe: "delete token " + d.FullTokenID() + " (regenerate)", Method: "DELETE", Path: tokPath}, create)
 	case o.TokenPrivsep != d.Privsep:
-		ops = append(ops, Op{Describe: fmt.Sprintf("set privsep=%d on token %s", boolInt(d.Privsep), d.FullTokenID()),
-			Method: "PUT", Path: tokPath, Body: map[string]any{"privsep": boolInt(d.Privsep)}})
+		ops = append(ops, Op{Describe: fmt.Sprintf("set privsep=%d on token %s", reconcile.BoolInt(d.Privsep), d.FullTokenID()),
+			Method: "PUT", Path: tokPath, Body: map[string]any{"privsep": reconcile.BoolInt(d.Privsep)}})
 	}
 	// A regenerated token starts without ACLs (PVE drops them with the token).
 	tokenACL := o.TokenACL
@@ -222,9 +222,9 @@ func aclOps(want []Grant, have map[string]Grant, kind, principal string) []Op {
 			continue
 		}
 		ops = append(ops, Op{
-			Describe: fmt.Sprintf("grant %s on %s to %s (propagate=%d)", g.Role, g.Path, principal, boolInt(g.Propagate)),
+			Describe: fmt.Sprintf("grant %s on %s to %s (propagate=%d)", g.Role, g.Path, principal, reconcile.BoolInt(g.Propagate)),
 			Method:   "PUT", Path: "/access/acl",
-			Body: map[string]any{"path": g.Path, "roles": g.Role, kind: principal, "propagate": boolInt(g.Propagate)},
+			Body: map[string]any{"path": g.Path, "roles": g.Role, kind: principal, "propagate": reconcile.BoolInt(g.Propagate)},
 		})
 	}
 	var extra []Grant
@@ -256,10 +256,10 @@ func PlanAbsent(d Desired, o Observed) ([]Op, error) {
 			d.Pool, strings.Join(o.PoolMembers, ", "))
 	}
 	var ops []Op
-	for _, g := range sortedValues(o.TokenACL) {
+	for _, g := range sortedGrants(o.TokenACL) {
 		ops = append(ops, revoke(g, "tokens", d.FullTokenID()))
 	}
-	for _, g := range sortedValues(o.UserACL) {
+	for _, g := range sortedGrants(o.UserACL) {
 		ops = append(ops, revoke(g, "users", d.User))
 	}
 	if o.TokenExists {
@@ -276,13 +276,9 @@ func PlanAbsent(d Desired, o Observed) ([]Op, error) {
 	return ops, nil
 }
 
-func sortedValues(m map[string]Grant) []Grant {
-	out := make([]Grant, 0, len(m))
-	for _, g := range m {
-		out = append(out, g)
-	}
-	sortGrants(out)
-	return out
+// sortedGrants returns the grants of an ACL map in the order plans and diffs show them.
+func sortedGrants(m map[string]Grant) []Grant {
+	return reconcile.SortedValues(m, func(a, b Grant) int { return strings.Compare(a.key(), b.key()) })
 }
 
 // Apply runs the writes in order and returns the new token's secret if one was created.
@@ -317,13 +313,6 @@ func (a Access) Apply(ctx context.Context, ops []Op) (secret string, done int, e
 	return secret, done, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // view is the diff/return shape of the access objects: names, flags and grants, never a secret.
 func view(d Desired, o *Observed) map[string]any {
 	if o == nil { // the desired state
@@ -344,92 +333,12 @@ func view(d Desired, o *Observed) map[string]any {
 	if o.TokenExists {
 		v["token"] = map[string]any{"id": d.FullTokenID(), "privsep": o.TokenPrivsep}
 	}
-	v["acl"] = map[string]any{"user": sortedValues(o.UserACL), "token": sortedValues(o.TokenACL)}
+	v["acl"] = map[string]any{"user": sortedGrants(o.UserACL), "token": sortedGrants(o.TokenACL)}
 	return v
 }
 
 func grantsView(user, token []Grant) map[string]any {
 	return map[string]any{"user": user, "token": token}
-}
-
-// Handle is the module handler.
-func Handle(m *module.Module) (module.Result, error) {
-	name, index := m.Str("name"), m.Int("index")
-	site, err := plan.SiteFromMap(m.Dict("site"))
-	if err != nil {
-		return module.Result{}, fmt.Errorf("site: %w", err)
-	}
-	// The plan checks the name and index rules (ADR-0002) and names the field in its error.
-	t, err := site.Tenant(name, index, 0, 1)
-	if err != nil {
-		return module.Result{}, err
-	}
-	tg := Targets{Template: m.Int("template"), Storages: m.StrList("storages"), Bridges: m.StrList("bridges")}
-	if err := tg.CheckFormats(); err != nil {
-		return module.Result{}, err
-	}
-	d := desired(t, index, tg.Template, tg.Storages, tg.Bridges, m.Bool("privsep"))
-
-	c, err := pve.FromModule(m)
-	if err != nil {
-		return module.Result{}, fmt.Errorf("PVE client: %w", err)
-	}
-	a := Access{C: c}
-	ctx := m.Context()
-	o, err := a.Observe(ctx, d)
-	if err != nil {
-		return module.Result{}, err
-	}
-
-	if m.Str("state") != "absent" {
-		// Reads only: a refusal leaves PVE as it was.
-		if err := a.CheckPresent(ctx, t, index, tg); err != nil {
-			return module.Result{}, err
-		}
-	}
-	var ops []Op
-	after := view(d, nil)
-	if m.Str("state") == "absent" {
-		if ops, err = PlanAbsent(d, o); err != nil {
-			return module.Result{}, err
-		}
-		after = map[string]any{"acl": map[string]any{"user": []Grant{}, "token": []Grant{}}}
-	} else {
-		ops = PlanPresent(d, o, m.Bool("regenerate_token"))
-	}
-
-	changes := make([]string, len(ops))
-	for i, op := range ops {
-		changes[i] = op.Describe
-	}
-	res := module.Result{
-		Changed: len(ops) > 0,
-		Diffs: []module.Diff{{Before: view(d, &o), After: after,
-			BeforeHeader: "pve access of tenant " + name, AfterHeader: "pve access of tenant " + name}},
-		Values: map[string]any{
-			"pool": d.Pool, "user": d.User, "token_id": d.FullTokenID(),
-			"changes": changes,
-		},
-	}
-	switch {
-	case len(ops) == 0:
-		res.Msg = "access objects of tenant " + name + " are up to date"
-		return res, nil
-	case m.CheckMode:
-		res.Msg = fmt.Sprintf("would make %d change(s) to tenant %s's access objects", len(ops), name)
-		return res, nil
-	}
-	secret, done, err := a.Apply(ctx, ops)
-	if secret != "" {
-		// Returned once, for the attachment file; it is never part of msg, changes or diff.
-		res.Values["token_secret"] = secret
-	}
-	if err != nil {
-		res.Changed = done > 0
-		return res, fmt.Errorf("tenant %s access: %d of %d change(s) made, then: %w", name, done, len(ops), err)
-	}
-	res.Msg = fmt.Sprintf("made %d change(s) to tenant %s's access objects", len(ops), name)
-	return res, nil
 }
 
 // flexBool reads PVE's booleans, which arrive as 0/1, true/false or "0"/"1".
@@ -445,23 +354,4 @@ func (b *flexBool) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("not a boolean: %s", data)
 	}
 	return nil
-}
-
-// Spec is the module's argument spec: the tenant, the shared objects a clone needs, and the
-// standard PVE connection options.
-func Spec() module.Spec {
-	return module.Spec{
-		Options: pve.WithConnectionOptions(map[string]*module.Option{
-			"name":             {Type: module.TypeStr, Required: true},
-			"index":            {Type: module.TypeInt, Required: true},
-			"site":             {Type: module.TypeDict, Default: map[string]any{}},
-			"state":            {Type: module.TypeStr, Default: "present", Choices: []any{"present", "absent"}},
-			"template":         {Type: module.TypeInt, Default: 9000},
-			"storages":         {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"local-lvm"}},
-			"bridges":          {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"vmbr0"}},
-			"privsep":          {Type: module.TypeBool, Default: true},
-			"regenerate_token": {Type: module.TypeBool, Default: false},
-		}),
-		SupportsCheckMode: true,
-	}
 }

@@ -33,7 +33,7 @@ func run(t *testing.T, srv *pvesim.Server, args map[string]any) map[string]any {
 	for k, v := range args {
 		all[k] = v
 	}
-	res, _ := moduletest.Execute(t, Spec(), Handle, all)
+	res, _ := moduletest.Execute(t, Module(), all)
 	return res
 }
 

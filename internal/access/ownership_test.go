@@ -8,12 +8,12 @@ import (
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pvesim"
 	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
-	"github.com/deevnet/tenant/internal/sdn/sdnmod"
+	"github.com/deevnet/tenant/internal/sdn"
 )
 
 // runOther executes another module of the collection with the root token (builds what a
 // tenant owns, so that the access module has something to be refused on).
-func runOther(t *testing.T, srv *pvesim.Server, spec module.Spec, h module.Handler, args map[string]any) {
+func runOther(t *testing.T, srv *pvesim.Server, mod module.Entry, args map[string]any) {
 	t.Helper()
 	_, secret := srv.RootToken()
 	all := map[string]any{"api_host": srv.Host(), "api_port": srv.Port(), "api_user": "root@pam",
@@ -21,7 +21,7 @@ func runOther(t *testing.T, srv *pvesim.Server, spec module.Spec, h module.Handl
 	for k, v := range args {
 		all[k] = v
 	}
-	if res, code := moduletest.Execute(t, spec, h, all); code != 0 {
+	if res, code := moduletest.Execute(t, mod, all); code != 0 {
 		t.Fatalf("setup %v: %v", args, res)
 	}
 }
@@ -53,9 +53,9 @@ func TestCrossTenantGrantRefused(t *testing.T) {
 	refused(t, srv, map[string]any{"name": "tother", "index": 1}, "index")
 	refused(t, srv, map[string]any{"name": "tother", "index": 1, "_ansible_check_mode": true}, "index")
 
-	runOther(t, srv, sdnmod.FabricSpec(), sdnmod.Fabric, map[string]any{
+	runOther(t, srv, sdn.FabricModule(), map[string]any{
 		"nodes": []any{map[string]any{"name": "dv02hyp002p02", "interfaces": []any{"vmbr0.51"}}}, "apply": true})
-	runOther(t, srv, sdnmod.VRFSpec(), sdnmod.VRF, map[string]any{"name": "tdemo", "index": 1, "apply": true})
+	runOther(t, srv, sdn.VRFModule(), map[string]any{"name": "tdemo", "index": 1, "apply": true})
 	refused(t, srv, map[string]any{"name": "tother", "index": 1}, "index: 1 is tenant tdemo's")
 
 	// Without tdemo's access objects the VRF's marks alone refuse it.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/deevnet/tenant/internal/reconcile"
 	"github.com/miekg/dns"
 )
 
@@ -38,16 +39,30 @@ func Converge(ctx context.Context, req Request) (*Result, error) {
 	defer func() {
 		res.Sent = sum(req.Forward, req.Reverse)
 	}()
+	var fwdCount int
+	_, _, err := reconcile.Run(ctx, req.CheckMode, func(ctx context.Context) (*Result, bool, error) {
+		var err error
+		fwdCount, err = planZones(ctx, req, res)
+		return res, res.Changed, err
+	}, func(ctx context.Context, res *Result) error {
+		return send(ctx, req, res, fwdCount)
+	})
+	return res, err
+}
+
+// planZones plans the forward zones, then the reverse zones of the PTRs they ask for, into res. It
+// returns how many of res.Plans are forward plans.
+func planZones(ctx context.Context, req Request, res *Result) (int, error) {
 	fwd := &Planner{Client: req.Forward, Read: req.Read, Ownership: req.Ownership}
 	fplans, err := planByZone(ctx, fwd, req.Zone, req.Sets)
 	if err != nil {
-		return res, err
+		return 0, err
 	}
 	res.Plans = append(res.Plans, fplans...)
 
 	ptrs, err := ptrRequests(req, fplans)
 	if err != nil {
-		return res, err
+		return 0, err
 	}
 	if len(ptrs) > 0 {
 		rc := req.Reverse
@@ -57,7 +72,7 @@ func Converge(ctx context.Context, req Request) (*Result, error) {
 		rev := &Planner{Client: rc, Read: req.Read}
 		rplans, err := planByZone(ctx, rev, req.ReverseZone, ptrs)
 		if err != nil {
-			return res, fmt.Errorf("reverse (PTR): %w", err)
+			return 0, fmt.Errorf("reverse (PTR): %w", err)
 		}
 		res.Plans = append(res.Plans, rplans...)
 	}
@@ -66,10 +81,11 @@ func Converge(ctx context.Context, req Request) (*Result, error) {
 			res.Changed = true
 		}
 	}
-	if req.CheckMode {
-		return res, nil
-	}
-	fwdCount := len(fplans)
+	return len(fplans), nil
+}
+
+// send sends one UPDATE per changing zone, in plan order.
+func send(ctx context.Context, req Request, res *Result, fwdCount int) error {
 	for i, p := range res.Plans {
 		if !p.Changed() {
 			continue
@@ -81,11 +97,11 @@ func Converge(ctx context.Context, req Request) (*Result, error) {
 		if err := c.Update(ctx, p.Update); err != nil {
 			// Changed stays true only if an earlier UPDATE was accepted.
 			res.Changed = len(res.Applied) > 0
-			return res, err
+			return err
 		}
 		res.Applied = append(res.Applied, p.Zone)
 	}
-	return res, nil
+	return nil
 }
 
 func sum(cs ...*Client) Counters {

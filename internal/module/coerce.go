@@ -42,26 +42,22 @@ func coerce(v any, t Type) (out any, warning string, err error) {
 			return nil, "", err
 		}
 		return expandPath(s.(string)), w, nil
-	case TypeInt:
-		i, err := toInt(v)
-		return i, "", err
-	case TypeFloat:
-		f, err := toFloat(v)
-		return f, "", err
-	case TypeBool:
-		b, err := toBool(v)
-		return b, "", err
-	case TypeList:
-		l, err := toList(v)
-		return l, "", err
-	case TypeDict:
-		d, err := toDict(v)
-		return d, "", err
 	case TypeRaw:
 		return normalizeNumbers(v), "", nil
-	default:
+	}
+	// These conversions never warn.
+	conv, ok := map[Type]func(any) (any, error){
+		TypeInt:   func(v any) (any, error) { return toInt(v) },
+		TypeFloat: func(v any) (any, error) { return toFloat(v) },
+		TypeBool:  func(v any) (any, error) { return toBool(v) },
+		TypeList:  func(v any) (any, error) { return toList(v) },
+		TypeDict:  func(v any) (any, error) { return toDict(v) },
+	}[t]
+	if !ok {
 		return nil, "", fmt.Errorf("unknown option type %q in the module's spec", t)
 	}
+	out, err = conv(v)
+	return out, "", err
 }
 
 func toStr(v any) (any, string, error) {

@@ -1,15 +1,9 @@
 package module
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
-// Module is what a handler sees: validated parameters and the task's modes.
+// Module is what a handler sees: the task's modes. Its options reach it as a struct (Declare).
 type Module struct {
-	// Params holds every option of the spec under its canonical name, coerced and defaulted.
-	// Values are string, int, bool, float64, []any, map[string]any or nil.
-	Params         map[string]any
 	CheckMode      bool
 	DiffMode       bool
 	Verbosity      int
@@ -18,69 +12,16 @@ type Module struct {
 	// Name is the module's name as Ansible called it (for messages).
 	Name string
 
+	// params holds every option of the spec under its canonical name, coerced and defaulted:
+	// string, int, bool, float64, []any, map[string]any or nil. Handlers read the struct
+	// Declare decodes from it, never the map, so an option's name is checked once (Entry.Check).
+	params       map[string]any
 	ctx          context.Context
 	given        map[string]bool
 	warnings     []string
 	deprecations []map[string]any
 	mask         *masker
 }
-
-// Str returns a string option ("" when unset).
-func (m *Module) Str(name string) string {
-	s, _ := m.Params[name].(string)
-	return s
-}
-
-// Int returns an int option (0 when unset).
-func (m *Module) Int(name string) int {
-	i, _ := m.Params[name].(int)
-	return i
-}
-
-// Bool returns a bool option (false when unset).
-func (m *Module) Bool(name string) bool {
-	b, _ := m.Params[name].(bool)
-	return b
-}
-
-// Float returns a float option (0 when unset).
-func (m *Module) Float(name string) float64 {
-	f, _ := m.Params[name].(float64)
-	return f
-}
-
-// List returns a list option (nil when unset).
-func (m *Module) List(name string) []any {
-	l, _ := m.Params[name].([]any)
-	return l
-}
-
-// StrList returns a list option's elements as strings.
-func (m *Module) StrList(name string) []string {
-	l := m.List(name)
-	if l == nil {
-		return nil
-	}
-	out := make([]string, 0, len(l))
-	for _, e := range l {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		} else {
-			out = append(out, fmt.Sprint(e))
-		}
-	}
-	return out
-}
-
-// Dict returns a dict option (nil when unset).
-func (m *Module) Dict(name string) map[string]any {
-	d, _ := m.Params[name].(map[string]any)
-	return d
-}
-
-// IsSet reports whether the user gave the option (directly, by alias or by environment
-// fallback), as opposed to its default.
-func (m *Module) IsSet(name string) bool { return m.given[name] }
 
 // Warn adds a warning to the result.
 func (m *Module) Warn(msg string) { m.warnings = append(m.warnings, msg) }

@@ -3,8 +3,10 @@ package module
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -46,7 +48,7 @@ func run(t *testing.T, spec Spec, args map[string]any, h Handler) (map[string]an
 	return back, string(b)
 }
 
-func ok(m *Module) (Result, error) { return Result{Values: map[string]any{"params": m.Params}}, nil }
+func ok(m *Module) (Result, error) { return Result{Values: map[string]any{"params": m.params}}, nil }
 
 func TestCoercionLikeAnsible(t *testing.T) {
 	spec := Spec{Options: map[string]*Option{
@@ -63,33 +65,52 @@ func TestCoercionLikeAnsible(t *testing.T) {
 		"l1": `[1, "2", 3]`, "l2": "a,b,c",
 		"d1": `{"k": {"n": 1}}`, "d2": "a=1, b=2", "p": "~/x", "r": map[string]any{"n": 3},
 	}
-	res, _ := run(t, spec, args, func(m *Module) (Result, error) {
-		want := map[string]any{"b1": true, "b2": false, "b3": true, "b4": true, "i1": 8, "i2": 8, "i3": 12, "f": 1.5, "s": "plain"}
-		for k, w := range want {
-			if m.Params[k] != w {
-				t.Errorf("%s = %#v, want %#v", k, m.Params[k], w)
-			}
+	type coerced struct {
+		B1 bool           `opt:"b1"`
+		B2 bool           `opt:"b2"`
+		B3 bool           `opt:"b3"`
+		B4 bool           `opt:"b4"`
+		I1 int            `opt:"i1"`
+		I2 int            `opt:"i2"`
+		I3 int            `opt:"i3"`
+		F  float64        `opt:"f"`
+		S  string         `opt:"s"`
+		L1 []int          `opt:"l1"`
+		L2 []string       `opt:"l2"`
+		D1 map[string]any `opt:"d1"`
+		D2 map[string]any `opt:"d2"`
+		P  string         `opt:"p"`
+		R  any            `opt:"r"`
+	}
+	e := Declare(spec, func(m *Module, o *coerced) (Result, error) {
+		got := coerced{B1: o.B1, B2: o.B2, B3: o.B3, B4: o.B4, I1: o.I1, I2: o.I2, I3: o.I3, F: o.F, S: o.S}
+		if want := (coerced{B1: true, B3: true, B4: true, I1: 8, I2: 8, I3: 12, F: 1.5, S: "plain"}); !reflect.DeepEqual(got, want) {
+			t.Errorf("scalars = %+v, want %+v", got, want)
 		}
-		if got := m.List("l1"); len(got) != 3 || got[1] != 2 {
-			t.Errorf("l1 = %#v", got)
+		if len(o.L1) != 3 || o.L1[1] != 2 {
+			t.Errorf("l1 = %#v", o.L1)
 		}
-		if got := m.StrList("l2"); strings.Join(got, "|") != "a|b|c" {
-			t.Errorf("l2 = %#v", got)
+		if strings.Join(o.L2, "|") != "a|b|c" {
+			t.Errorf("l2 = %#v", o.L2)
 		}
-		if inner, _ := m.Dict("d1")["k"].(map[string]any); inner["n"] != 1 {
-			t.Errorf("d1 = %#v", m.Dict("d1"))
+		if inner, _ := o.D1["k"].(map[string]any); inner["n"] != 1 {
+			t.Errorf("d1 = %#v", o.D1)
 		}
-		if m.Dict("d2")["b"] != "2" {
-			t.Errorf("d2 = %#v", m.Dict("d2"))
+		if o.D2["b"] != "2" {
+			t.Errorf("d2 = %#v", o.D2)
 		}
-		if strings.HasPrefix(m.Str("p"), "~") {
-			t.Errorf("path not expanded: %s", m.Str("p"))
+		if strings.HasPrefix(o.P, "~") {
+			t.Errorf("path not expanded: %s", o.P)
 		}
-		if m.Dict("r")["n"] != 3 {
-			t.Errorf("raw = %#v", m.Params["r"])
+		if r, _ := o.R.(map[string]any); r["n"] != 3 {
+			t.Errorf("raw = %#v", o.R)
 		}
 		return Result{}, nil
 	})
+	if err := e.Check(); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := run(t, spec, args, e.Handler)
 	if res["failed"] == true {
 		t.Fatalf("failed: %v", res["msg"])
 	}
@@ -135,15 +156,18 @@ func TestRequiredDefaultsChoicesAliases(t *testing.T) {
 	if res["msg"] != "missing required arguments: name" {
 		t.Errorf("msg = %q", res["msg"])
 	}
-	res, _ = run(t, spec, map[string]any{"tenant": "tdemo"}, func(m *Module) (Result, error) {
-		if m.Str("name") != "tdemo" || m.Str("state") != "present" || m.Int("vms") != 1 {
-			t.Errorf("params = %#v", m.Params)
-		}
-		if !m.IsSet("name") || m.IsSet("state") {
-			t.Errorf("IsSet wrong: name %v state %v", m.IsSet("name"), m.IsSet("state"))
+	type opts struct {
+		Name  Opt[string] `opt:"name"`
+		State Opt[string] `opt:"state"`
+		VMs   int         `opt:"vms"`
+	}
+	res, _ = run(t, spec, map[string]any{"tenant": "tdemo"}, Declare(spec, func(m *Module, o *opts) (Result, error) {
+		// Given by its alias counts as given; a default does not.
+		if want := (opts{Name: Opt[string]{"tdemo", true}, State: Opt[string]{"present", false}, VMs: 1}); *o != want {
+			t.Errorf("options = %+v, want %+v", *o, want)
 		}
 		return Result{}, nil
-	})
+	}).Handler)
 	if res["failed"] == true {
 		t.Fatal(res["msg"])
 	}
@@ -202,16 +226,28 @@ func TestSuboptions(t *testing.T) {
 		}},
 		"site": {Type: TypeDict, Options: map[string]*Option{"zone": {Type: TypeStr, Default: "mobile.deevnet.net"}}},
 	}}
-	res, _ := run(t, spec, map[string]any{"vms": `[{"name": "a", "cores": "4"}, {"name": "b"}]`, "site": map[string]any{}}, func(m *Module) (Result, error) {
-		vms := m.List("vms")
-		if vms[0].(map[string]any)["cores"] != 4 || vms[1].(map[string]any)["cores"] != 2 {
-			t.Errorf("vms = %#v", vms)
+	type vm struct {
+		Name     string   `opt:"name"`
+		Cores    Opt[int] `opt:"cores"`
+		Password *string  `opt:"password"`
+	}
+	type opts struct {
+		VMs  []vm `opt:"vms"`
+		Site *struct {
+			Zone string `opt:"zone"`
+		} `opt:"site"`
+	}
+	res, _ := run(t, spec, map[string]any{"vms": `[{"name": "a", "cores": "4"}, {"name": "b"}]`, "site": map[string]any{}}, Declare(spec, func(m *Module, o *opts) (Result, error) {
+		// Set is tracked per suboption: a's cores were given, b's are the default.
+		want := []vm{{Name: "a", Cores: Opt[int]{4, true}}, {Name: "b", Cores: Opt[int]{2, false}}}
+		if !reflect.DeepEqual(o.VMs, want) {
+			t.Errorf("vms = %+v, want %+v", o.VMs, want)
 		}
-		if m.Dict("site")["zone"] != "mobile.deevnet.net" {
-			t.Errorf("site = %#v", m.Dict("site"))
+		if o.Site == nil || o.Site.Zone != "mobile.deevnet.net" {
+			t.Errorf("site = %#v", o.Site)
 		}
 		return Result{}, nil
-	})
+	}).Handler)
 	if res["failed"] == true {
 		t.Fatal(res["msg"])
 	}
@@ -231,7 +267,7 @@ func TestEnvFallback(t *testing.T) {
 	}}
 	env := map[string]string{"PROXMOX_HOST": "pve.example", "PROXMOX_TOKEN_SECRET": "s3cr3t-from-env"}
 	res, code := Execute(writeArgs(t, map[string]any{}), func(k string) string { return env[k] }, spec, func(m *Module) (Result, error) {
-		return Result{Msg: "connected with " + m.Str("api_token_secret")}, nil
+		return Result{Msg: fmt.Sprint("connected with ", m.params["api_token_secret"])}, nil
 	})
 	if code != 0 {
 		t.Fatal(res["msg"])
@@ -392,7 +428,7 @@ func FuzzArgs(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		res, code := Execute(p, noEnv, spec, func(m *Module) (Result, error) { return Result{Values: map[string]any{"p": m.Params}}, nil })
+		res, code := Execute(p, noEnv, spec, func(m *Module) (Result, error) { return Result{Values: map[string]any{"p": m.params}}, nil })
 		if _, err := json.Marshal(res); err != nil {
 			t.Fatalf("result not encodable: %v", err)
 		}

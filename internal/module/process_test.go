@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 		Run(Spec{Options: map[string]*Option{"secret": {NoLog: true}}}, func(m *Module) (Result, error) {
 			fmt.Println("a library printing to stdout")
 			if mode == "panic" {
-				panic("kaboom " + m.Str("secret"))
+				panic(fmt.Sprint("kaboom ", m.params["secret"]))
 			}
 			return Result{Changed: true, Msg: "done"}, nil
 		})

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 )
@@ -55,6 +56,8 @@ func Run(spec Spec, h Handler) {
 type Entry struct {
 	Spec    Spec
 	Handler Handler
+	// Options is the struct type the handler reads its options from (Declare sets it).
+	Options reflect.Type
 }
 
 // SelectKey is the argument by which the go_module action plugin (plugins/action/go_module.py)
@@ -153,11 +156,11 @@ func execute(ctx context.Context, argsFile string, getenv func(string) string, d
 	m.AnsibleVersion, _ = raw["_ansible_version"].(string)
 	m.TmpDir, _ = raw["_ansible_tmpdir"].(string)
 
-	v := &validator{module: m.Name, getenv: getenv}
+	v := &validator{module: m.Name, getenv: getenv, given: map[string]bool{}}
 	params := v.validateOptions(spec.Options, raw, "", spec.rules())
 	m.mask.add(v.secrets...)
 	m.warnings = append(m.warnings, v.warnings...)
-	m.Params = params
+	m.params = params
 	m.given = v.given
 	if len(v.errs) > 0 {
 		return m.finish(spec, nil, errors.New(joinErrors(v.errs)))
@@ -226,8 +229,8 @@ func (m *Module) finish(spec Spec, res *Result, err error) (map[string]any, int)
 		masked = map[string]any{"failed": true, "changed": false, "msg": "module result is not an object"}
 		code = 1
 	}
-	if m.Params != nil {
-		masked["invocation"] = map[string]any{"module_args": m.mask.invocation(spec.Options, m.Params)}
+	if m.params != nil {
+		masked["invocation"] = map[string]any{"module_args": m.mask.invocation(spec.Options, m.params)}
 	}
 	// failed and changed are booleans whatever a handler put in Values.
 	masked["failed"] = code != 0

@@ -12,14 +12,8 @@ type Type string
 
 // Option types.
 const (
-	TypeStr   Type = "str"
-	TypeInt   Type = "int"
-	TypeBool  Type = "bool"
-	TypeFloat Type = "float"
-	TypeList  Type = "list"
-	TypeDict  Type = "dict"
-	TypePath  Type = "path"
-	TypeRaw   Type = "raw"
+	TypeStr, TypeInt, TypeBool, TypeFloat Type = "str", "int", "bool", "float"
+	TypeList, TypeDict, TypePath, TypeRaw Type = "list", "dict", "path", "raw"
 )
 
 // Option describes one module option (or suboption).

@@ -3,7 +3,9 @@ package module
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -16,7 +18,7 @@ type validator struct {
 	errs     []string
 	warnings []string
 	secrets  []string
-	// given records the top-level options the user set (after aliases), for IsSet.
+	// given records the options the user set (after aliases), by path ("vms[0].cores"), for Opt.
 	given map[string]bool
 }
 
@@ -93,12 +95,9 @@ func (v *validator) validateOptions(opts map[string]*Option, raw map[string]any,
 		}
 	}
 
-	if path == "" {
-		v.given = map[string]bool{}
-		for k, val := range in {
-			if val != nil {
-				v.given[k] = true
-			}
+	for k, val := range in {
+		if val != nil {
+			v.given[join(path, k)] = true
 		}
 	}
 
@@ -329,11 +328,4 @@ func supported(opts map[string]*Option) []string {
 	return names
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

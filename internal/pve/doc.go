@@ -3,7 +3,7 @@
 // It builds on github.com/luthermonson/go-proxmox for transport, API-token authentication and
 // task polling, and adds what modules need on top of it:
 //
-//   - ConnectionOptions and FromModule: community.proxmox's connection option names and
+//   - ConnectionOptions and Connection: community.proxmox's connection option names and
 //     PROXMOX_* environment fallbacks, so a playbook's module_defaults work for both collections.
 //   - Get, Post, Put, Delete: raw calls with PVE's {"data": ...} envelope; bodies are sent as
 //     JSON (map[string]any or url.Values), queries as url.Values.

@@ -31,18 +31,31 @@ func WithConnectionOptions(opts map[string]*module.Option) map[string]*module.Op
 	return all
 }
 
-// FromModule builds a client from a module's validated connection options.
-func FromModule(m *module.Module) (*Client, error) {
-	m.AddSecret(m.Str("api_token_secret"))
+// Connection holds the connection options, decoded by module.Declare; a module's options struct
+// embeds it.
+type Connection struct {
+	Host          string `opt:"api_host"`
+	Port          int    `opt:"api_port"`
+	User          string `opt:"api_user"`
+	TokenID       string `opt:"api_token_id"`
+	TokenSecret   string `opt:"api_token_secret"`
+	ValidateCerts bool   `opt:"validate_certs"`
+	CAPath        string `opt:"ca_path"`
+	Timeout       int    `opt:"api_timeout"`
+}
+
+// Client builds a client from the connection options; m masks the token secret everywhere.
+func (o Connection) Client(m *module.Module) (*Client, error) {
+	m.AddSecret(o.TokenSecret)
 	return New(Config{
-		Host:          m.Str("api_host"),
-		Port:          m.Int("api_port"),
-		User:          m.Str("api_user"),
-		TokenID:       m.Str("api_token_id"),
-		TokenSecret:   m.Str("api_token_secret"),
-		ValidateCerts: m.Bool("validate_certs"),
-		CAPath:        m.Str("ca_path"),
-		Timeout:       time.Duration(m.Int("api_timeout")) * time.Second,
+		Host:          o.Host,
+		Port:          o.Port,
+		User:          o.User,
+		TokenID:       o.TokenID,
+		TokenSecret:   o.TokenSecret,
+		ValidateCerts: o.ValidateCerts,
+		CAPath:        o.CAPath,
+		Timeout:       time.Duration(o.Timeout) * time.Second,
 		// One Client per module run: a list read by two steps of the run is read once.
 		CacheReads: true,
 	})

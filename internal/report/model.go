@@ -25,12 +25,12 @@ type RecordQuery struct {
 // TenantInput is what the verify run knows of a tenant: its name and index (the attachment), its
 // declaration's sizes and records when it was verified, and its checks' outcomes.
 type TenantInput struct {
-	Name    string
-	Index   int
-	VMs     int
-	VNets   int
-	Records []RecordQuery
-	Checks  []Check
+	Name    string        `opt:"name"`
+	Index   int           `opt:"index"`
+	VMs     int           `opt:"vms"`
+	VNets   int           `opt:"vnets"`
+	Records []RecordQuery `opt:"records"`
+	Checks  []Check       `opt:"checks"`
 }
 
 // VNetView is a planned VNet and what PVE has for it (nil: missing).

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/deevnet/tenant/internal/reconcile"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -286,8 +286,8 @@ func (m *Manager) Plan(cfg Config) (*Plan, error) {
 		}
 		p.Warnings = append(p.Warnings, w...)
 	}
-	p.Before = sortedValues(before)
-	p.After = sortedValues(after)
+	p.Before = reconcile.SortedValues(before, strings.Compare)
+	p.After = reconcile.SortedValues(after, strings.Compare)
 	return p, nil
 }
 
@@ -315,15 +315,6 @@ func (m *Manager) localRuleFirst() ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-func sortedValues(m map[routeKey]string) []string {
-	out := make([]string, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // resolve turns a declared route into the kernel route it means. found is false only for an

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/deevnet/tenant/internal/reconcile"
 )
 
 // ObjectResult is what a module reports for one object it manages.
@@ -47,6 +49,32 @@ func (o Outcome) Changed() bool { return len(o.Ops) > 0 || o.Applied || o.WouldA
 // when an apply is due (something to stage, a managed object pending, or a node to reload), so
 // a converged run reads no other kind's pending view; nil means none.
 func Converge(ctx context.Context, api API, desired []Desired, remove []Object, ix Index, check, apply bool, foreign func() ([]Observed, error)) (Outcome, error) {
+	r := &convergeRun{api: api, desired: desired, remove: remove, ix: ix, apply: apply}
+	out, _, err := reconcile.Run(ctx, check, func(ctx context.Context) (*Outcome, bool, error) {
+		out, err := r.plan(ctx, foreign)
+		if err == nil && check {
+			out.WouldApply = r.needApply
+		}
+		return out, len(out.Ops) > 0 || r.needApply, err
+	}, r.act)
+	return *out, err
+}
+
+// convergeRun is one Converge call: its plan step (the ops, and whether an apply is due) and
+// its act step (stage, then lock, stage and apply).
+type convergeRun struct {
+	api       API
+	desired   []Desired
+	remove    []Object
+	ix        Index
+	apply     bool
+	needApply bool
+}
+
+// plan lists the ops and decides whether an apply is due; with apply, it refuses pending
+// changes this run did not make, before anything is written.
+func (r *convergeRun) plan(ctx context.Context, foreign func() ([]Observed, error)) (*Outcome, error) {
+	api, desired, remove, ix, apply := r.api, r.desired, r.remove, r.ix, r.apply
 	ops := Plan(desired, remove, ix)
 	out := Outcome{Ops: ops}
 	out.Objects, out.PendingObjects = results(desired, remove, ix, ops)
@@ -56,7 +84,7 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 		// config (its reload failed): PVE shows that only in node status.
 		bad, err := api.Unsettled(ctx)
 		if err != nil {
-			return out, err
+			return &out, err
 		}
 		out.Reapply, needApply = bad, len(bad) > 0
 	}
@@ -64,20 +92,20 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 		f, err := foreign()
 		if err != nil {
 			out.Objects, out.PendingObjects = results(desired, remove, ix, nil) // nothing staged
-			return out, err
+			return &out, err
 		}
 		if len(f) > 0 {
 			out.Objects, out.PendingObjects = results(desired, remove, ix, nil) // nothing staged
-			return out, fmt.Errorf("refusing to apply: SDN has pending changes this module did not make: %s; apply or roll them back first (deevnet.tenant.pve_sdn_apply shows them)", describe(f))
+			return &out, fmt.Errorf("refusing to apply: SDN has pending changes this module did not make: %s; apply or roll them back first (deevnet.tenant.pve_sdn_apply shows them)", describe(f))
 		}
 	}
-	if check {
-		out.WouldApply = needApply
-		return out, nil
-	}
-	if len(ops) == 0 && !needApply {
-		return out, nil
-	}
+	r.needApply = needApply
+	return &out, nil
+}
+
+// act stages the ops (without apply), or takes the lock, stages them under it and applies.
+func (r *convergeRun) act(ctx context.Context, out *Outcome) error {
+	api, desired, remove, ix, apply, ops := r.api, r.desired, r.remove, r.ix, r.apply, out.Ops
 	if !apply {
 		n, err := api.Stage(ctx, ops, "")
 		out.Staged = n
@@ -85,7 +113,7 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 			// Report only what was staged.
 			out.Objects, out.PendingObjects = results(desired, remove, ix, ops[:n])
 		}
-		return out, err
+		return err
 	}
 	ownPendingBefore := false
 	for _, o := range ix {
@@ -97,7 +125,7 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 	if err != nil {
 		// Refused before staging: report only what was pending already.
 		out.Objects, out.PendingObjects = results(desired, remove, ix, nil)
-		return out, err
+		return err
 	}
 	n, err := api.Stage(ctx, ops, token)
 	out.Staged = n
@@ -106,16 +134,16 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 		if !ownPendingBefore {
 			if rerr := api.Rollback(ctx, token); rerr != nil {
 				// PVE cannot roll back before the first apply ever: give the lock back at least.
-				return out, errors.Join(err, rerr, api.Unlock(ctx, token))
+				return errors.Join(err, rerr, api.Unlock(ctx, token))
 			}
 			out.Staged = 0
 			out.Objects, out.PendingObjects = results(desired, remove, ix, nil)
-			return out, fmt.Errorf("%w (rolled back the %d change(s) staged before it)", err, n)
+			return fmt.Errorf("%w (rolled back the %d change(s) staged before it)", err, n)
 		}
 		if uerr := api.Unlock(ctx, token); uerr != nil {
-			return out, errors.Join(err, uerr)
+			return errors.Join(err, uerr)
 		}
-		return out, err
+		return err
 	}
 	upid, err := api.Apply(ctx, token)
 	out.UPID = upid
@@ -123,17 +151,17 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 		if upid == "" {
 			// The commit failed, so PVE kept the lock: release it and leave the changes staged.
 			if uerr := api.Unlock(ctx, token); uerr != nil {
-				return out, errors.Join(err, uerr)
+				return errors.Join(err, uerr)
 			}
 		}
-		return out, err
+		return err
 	}
 	out.Applied = true
 	for i := range out.Objects {
 		out.Objects[i].Pending = StateNone
 	}
 	out.PendingObjects = nil
-	return out, nil
+	return nil
 }
 
 // results reports every managed object with its action and the pending state it will have.

@@ -11,4 +11,6 @@
 // run that was never applied counts as present, and only the keys the caller owns are compared
 // (never the server-generated mac or the digest). Values are normalised first: numbers and
 // booleans to decimal strings, node lists sorted, a boolean at its default equal to absent.
+//
+// The Ansible modules over it (pve_sdn_fabric, tenant_vrf, pve_sdn_apply) are module*.go.
 package sdn

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/deevnet/tenant/internal/reconcile"
 )
 
 // Desired is an object the caller wants, with the keys it owns. An owned key missing from
@@ -17,13 +19,13 @@ type Desired struct {
 }
 
 // Action is what an Op does.
-type Action string
+type Action = reconcile.Action
 
 // Actions.
 const (
-	Create Action = "create"
-	Update Action = "update"
-	Remove Action = "delete"
+	Create = reconcile.Create
+	Update = reconcile.Update
+	Remove = reconcile.Delete
 )
 
 // Op is one staged write.
@@ -36,6 +38,27 @@ type Op struct {
 	After  Props    // owned keys as they will be (nil on delete)
 	Full   Props    // the whole current config after the op (nil on delete), for pending state
 	Obs    *Observed
+}
+
+// Change is the op in the shared vocabulary: the owned keys before and after, for the diff.
+func (op Op) Change() reconcile.Change {
+	c := reconcile.Change{Kind: string(op.Object.Kind), ID: op.Object.Key(), Action: op.Action}
+	if op.Before != nil {
+		c.Before = op.Before.Map()
+	}
+	if op.After != nil {
+		c.After = op.After.Map()
+	}
+	return c
+}
+
+// Changes is ops in the shared vocabulary.
+func Changes(ops []Op) reconcile.Plan {
+	out := make(reconcile.Plan, 0, len(ops))
+	for _, op := range ops {
+		out = append(out, op.Change())
+	}
+	return out
 }
 
 // Index maps object keys to what the pending view shows.

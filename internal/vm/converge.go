@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/deevnet/tenant/internal/pve"
+	"github.com/deevnet/tenant/internal/reconcile"
 )
 
 // DefaultParallel is how many VMs converge at once. PVE clones from a template under a shared
@@ -524,7 +525,7 @@ func apply(ctx context.Context, api API, p *vmPlan, timeout time.Duration) error
 	if p.clone {
 		p.node = d.Node
 		r.Node = d.Node
-		body := map[string]any{"newid": d.VMID, "name": d.Name, "pool": d.Pool, "full": boolInt(d.Full)}
+		body := map[string]any{"newid": d.VMID, "name": d.Name, "pool": d.Pool, "full": reconcile.BoolInt(d.Full)}
 		if d.Storage != "" {
 			body["storage"] = d.Storage
 		}
@@ -623,11 +624,4 @@ func paramKeys(p map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -12,8 +12,64 @@ import (
 
 var stateChoices = []any{"present", "started", "stopped", "absent", "rebuilt"}
 
-// Spec is tenant_vm's argument spec (the connection options included).
-func Spec() module.Spec {
+// ModuleOptions are tenant_vm's options (spec declares their rules).
+type ModuleOptions struct {
+	pve.Connection
+	// Settings at the top level apply to every VM that does not set its own.
+	Settings
+	Name        string         `opt:"name"`
+	Index       int            `opt:"index"`
+	Site        map[string]any `opt:"site"`
+	VMs         []VMOption     `opt:"vms"`
+	Count       *int           `opt:"count"`
+	Node        string         `opt:"node"`
+	Placement   string         `opt:"placement"`
+	Storage     string         `opt:"storage"`
+	Full        bool           `opt:"full"`
+	CIUser      string         `opt:"ciuser"`
+	CIPassword  string         `opt:"cipassword"`
+	SSHKeys     *[]string      `opt:"sshkeys"`
+	Tags        []string       `opt:"tags"`
+	Description string         `opt:"description"`
+	Parallel    int            `opt:"parallel"`
+	Timeout     int            `opt:"timeout"`
+}
+
+// Settings are the options a VM entry may set for itself; nil is "not given".
+type Settings struct {
+	Cores    *int    `opt:"cores"`
+	Memory   *int    `opt:"memory"`
+	Disk     *string `opt:"disk"`
+	Template *string `opt:"template"`
+	State    *string `opt:"state"`
+}
+
+// VMOption is one entry of vms.
+type VMOption struct {
+	Settings
+	Index *int `opt:"index"`
+}
+
+// over returns s with every setting s leaves out taken from top.
+func (s Settings) over(top Settings) Settings {
+	orTop(&s.Cores, top.Cores)
+	orTop(&s.Memory, top.Memory)
+	orTop(&s.Disk, top.Disk)
+	orTop(&s.Template, top.Template)
+	orTop(&s.State, top.State)
+	return s
+}
+
+func orTop[T any](own **T, top *T) {
+	if *own == nil {
+		*own = top
+	}
+}
+
+// Module is tenant_vm: plugins/modules/tenant_vm.py documents it.
+func Module() module.Entry { return module.Declare(spec(), handle) }
+
+func spec() module.Spec {
 	vmOpts := map[string]*module.Option{
 		"index":    {Type: module.TypeInt},
 		"cores":    {Type: module.TypeInt},
@@ -54,9 +110,9 @@ func Spec() module.Spec {
 
 // Declarations turns the module's options into one Desired per VM, every identifier taken
 // from the plan of internal/plan.
-func Declarations(m *module.Module) ([]Desired, error) {
+func Declarations(m *ModuleOptions) ([]Desired, error) {
 	site := plan.DefaultSite()
-	if o := m.Dict("site"); o != nil {
+	if o := m.Site; o != nil {
 		s, err := plan.SiteFromMap(o)
 		if err != nil {
 			return nil, fmt.Errorf("site: %w", err)
@@ -65,11 +121,11 @@ func Declarations(m *module.Module) ([]Desired, error) {
 	}
 	type decl struct {
 		index int
-		opts  map[string]any
+		opts  Settings
 	}
 	var decls []decl
-	if m.IsSet("count") {
-		n := m.Int("count")
+	if m.Count != nil {
+		n := *m.Count
 		if n < 0 {
 			return nil, fmt.Errorf("count %d: must be 0 or more", n)
 		}
@@ -77,22 +133,21 @@ func Declarations(m *module.Module) ([]Desired, error) {
 			decls = append(decls, decl{index: k})
 		}
 	}
-	for i, e := range m.List("vms") {
-		o, _ := e.(map[string]any)
+	for i, e := range m.VMs {
 		k := i + 1
-		if v, ok := o["index"].(int); ok {
-			k = v
+		if e.Index != nil {
+			k = *e.Index
 		}
 		if k < 1 {
 			return nil, fmt.Errorf("vms[%d].index %d: VM indexes start at 1", i, k)
 		}
-		decls = append(decls, decl{index: k, opts: o})
+		decls = append(decls, decl{index: k, opts: e.Settings})
 	}
 	maxK := 0
 	for _, d := range decls {
 		maxK = max(maxK, d.index)
 	}
-	t, err := site.Tenant(m.Str("name"), m.Int("index"), max(maxK, 1), 1)
+	t, err := site.Tenant(m.Name, m.Index, max(maxK, 1), 1)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +158,7 @@ func Declarations(m *module.Module) ([]Desired, error) {
 	if err != nil {
 		return nil, err
 	}
-	tags, err := NormalizeTags(append([]string{t.OwnerTag}, m.StrList("tags")...))
+	tags, err := NormalizeTags(append([]string{t.OwnerTag}, m.Tags...))
 	if err != nil {
 		return nil, fmt.Errorf("tags: %w", err)
 	}
@@ -113,17 +168,11 @@ func Declarations(m *module.Module) ([]Desired, error) {
 		}
 	}
 	var sshkeys []string
-	if m.IsSet("sshkeys") {
-		sshkeys = normalizeKeyLines(m.StrList("sshkeys"))
+	if m.SSHKeys != nil {
+		sshkeys = normalizeKeyLines(*m.SSHKeys)
 		if sshkeys == nil {
 			sshkeys = []string{}
 		}
-	}
-	pick := func(o map[string]any, key string) any {
-		if v, ok := o[key]; ok && v != nil {
-			return v
-		}
-		return m.Params[key]
 	}
 	seen := map[int]bool{}
 	out := make([]Desired, 0, len(decls))
@@ -135,34 +184,35 @@ func Declarations(m *module.Module) ([]Desired, error) {
 		pv := t.VMs[dc.index-1]
 		d := Desired{
 			Tenant: t.Name, Pool: t.Pool, VMID: pv.VMID, Name: pv.Name, Node: nodeOf(dc.index),
-			Full: m.Bool("full"), Storage: m.Str("storage"),
+			Full: m.Full, Storage: m.Storage,
 			Bridge: t.VNets[0].ID, Model: "virtio",
 			IPConfig0:  Props{"ip": pv.CIDR, "gw": t.Gateway.String()},
 			Nameserver: []string{site.Resolver.String()}, SearchDomain: t.DNSZone,
-			CIUser: m.Str("ciuser"), SSHKeys: sshkeys, CIPassword: m.Str("cipassword"),
-			Tags: tags, Description: m.Str("description"),
+			CIUser: m.CIUser, SSHKeys: sshkeys, CIPassword: m.CIPassword,
+			Tags: tags, Description: m.Description,
 		}
 		if d.Description == "" {
 			d.Description = fmt.Sprintf("%s: VM %d of tenant %s, managed by deevnet.tenant.tenant_vm", pv.FQDN, dc.index, t.Name)
 		}
-		d.State = State(fmt.Sprint(pick(dc.opts, "state")))
+		set := dc.opts.over(m.Settings)
+		d.State = State(*set.State)
 		// Zero inside Desired means "not managed"; a zero the user gave is a mistake, not that.
-		if v, ok := pick(dc.opts, "cores").(int); ok {
-			if v < 1 {
+		if set.Cores != nil {
+			if v := *set.Cores; v < 1 {
 				return nil, fmt.Errorf("VM %s: cores %d: must be in 1..512 (leave it out to keep the template's)", d.Name, v)
 			}
-			d.Cores = v
+			d.Cores = *set.Cores
 		}
-		if v, ok := pick(dc.opts, "memory").(int); ok {
-			if v < 16 {
+		if set.Memory != nil {
+			if v := *set.Memory; v < 16 {
 				return nil, fmt.Errorf("VM %s: memory %d: must be at least 16 (MiB; leave it out to keep the template's)", d.Name, v)
 			}
-			d.Memory = v
+			d.Memory = *set.Memory
 		}
-		if v, ok := pick(dc.opts, "template").(string); ok {
-			d.Template = v
+		if set.Template != nil {
+			d.Template = *set.Template
 		}
-		if v, ok := pick(dc.opts, "disk").(string); ok && v != "" {
+		if v := deref(set.Disk); v != "" {
 			n, err := ParseSize(v)
 			if err != nil {
 				return nil, fmt.Errorf("VM %s: disk: %w", d.Name, err)
@@ -185,18 +235,18 @@ func Declarations(m *module.Module) ([]Desired, error) {
 // (k-1) mod n), so a VM's node does not depend on how many VMs are declared. Only creation
 // follows it: an existing VM stays where it is (converge reads its node back), which keeps
 // the module idempotent and never migrates.
-func placement(m *module.Module, nodes []string) (func(k int) string, error) {
-	switch m.Str("placement") {
+func placement(m *ModuleOptions, nodes []string) (func(k int) string, error) {
+	switch m.Placement {
 	case "spread":
-		if m.Str("node") != "" {
-			return nil, fmt.Errorf("node: %q cannot be combined with placement spread (spread places VMs over the site's nodes)", m.Str("node"))
+		if m.Node != "" {
+			return nil, fmt.Errorf("node: %q cannot be combined with placement spread (spread places VMs over the site's nodes)", m.Node)
 		}
 		if len(nodes) == 0 {
 			return nil, fmt.Errorf("placement: spread needs the site plan's nodes (site.nodes is empty)")
 		}
 		return func(k int) string { return nodes[(k-1)%len(nodes)] }, nil
 	default:
-		node := m.Str("node")
+		node := m.Node
 		if node == "" && len(nodes) > 0 {
 			node = nodes[0]
 		}
@@ -207,26 +257,34 @@ func placement(m *module.Module, nodes []string) (func(k int) string, error) {
 	}
 }
 
-// Handle is tenant_vm's handler.
-func Handle(m *module.Module) (module.Result, error) {
-	want, err := Declarations(m)
+// deref is *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// handle is tenant_vm's handler.
+func handle(m *module.Module, o *ModuleOptions) (module.Result, error) {
+	want, err := Declarations(o)
 	if err != nil {
 		return module.Result{}, err
 	}
-	par := m.Int("parallel")
+	par := o.Parallel
 	if par < 1 || par > MaxParallel {
 		return module.Result{}, fmt.Errorf("parallel %d: must be in 1..%d", par, MaxParallel)
 	}
-	if m.Int("timeout") < 1 {
-		return module.Result{}, fmt.Errorf("timeout %d: must be at least 1 second", m.Int("timeout"))
+	if o.Timeout < 1 {
+		return module.Result{}, fmt.Errorf("timeout %d: must be at least 1 second", o.Timeout)
 	}
-	m.AddSecret(m.Str("cipassword"))
-	api, err := pve.FromModule(m)
+	m.AddSecret(o.CIPassword)
+	api, err := o.Client(m)
 	if err != nil {
 		return module.Result{}, err
 	}
 	results, cerr := Converge(m.Context(), api, want, Options{
-		Parallel: par, TaskTimeout: time.Duration(m.Int("timeout")) * time.Second, CheckMode: m.CheckMode,
+		Parallel: par, TaskTimeout: time.Duration(o.Timeout) * time.Second, CheckMode: m.CheckMode,
 	})
 	res := module.Result{Values: map[string]any{"vms": results}}
 	if results == nil {

@@ -85,7 +85,7 @@ func (e *simEnv) run(args map[string]any, check, diff bool) (map[string]any, int
 	for k, v := range args {
 		all[k] = v
 	}
-	return moduletest.Execute(e.t, vm.Spec(), vm.Handle, all)
+	return moduletest.Execute(e.t, vm.Module(), all)
 }
 
 func (e *simEnv) config(vmid int) map[string]any {

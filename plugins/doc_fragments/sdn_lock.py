@@ -1,7 +1,7 @@
 # Copyright: deevnet.tenant developers
 # Apache License 2.0 (see LICENSE)
 """Options of every module that may take the cluster-wide SDN lock (pve_sdn_fabric, tenant_vrf,
-pve_sdn_apply). The Go side is internal/sdn/sdnmod."""
+pve_sdn_apply). The Go side is internal/sdn/module*.go."""
 
 from __future__ import annotations
 

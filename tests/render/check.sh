@@ -20,7 +20,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 W=$(mktemp -d /tmp/dvt-render-XXXXXX)
 trap 'rm -rf "$W"' EXIT
-(cd "$ROOT" && DVT_RENDER_OUT=$W/render $GO test -count=1 -run '^TestRenderDemoState$' ./internal/sdn/sdnmod)
+(cd "$ROOT" && DVT_RENDER_OUT=$W/render $GO test -count=1 -run '^TestRenderDemoState$' ./internal/sdn)
 
 tree_check() { # node-dir
   "$ROOT/scripts/debian-tree.sh" run -b "$1/etc/network:/etc/network" -b "$1:/tmp/node" \

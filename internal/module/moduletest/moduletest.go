@@ -25,8 +25,12 @@ func WriteArgs(t testing.TB, args map[string]any) string {
 	return p
 }
 
-// Execute runs h against spec with args and an empty environment.
-func Execute(t testing.TB, spec module.Spec, h module.Handler, args map[string]any) (map[string]any, int) {
+// Execute runs the module e with args and an empty environment. It fails the test first when
+// e's options struct does not match its spec (a misspelt or missing option).
+func Execute(t testing.TB, e module.Entry, args map[string]any) (map[string]any, int) {
 	t.Helper()
-	return module.Execute(WriteArgs(t, args), func(string) string { return "" }, spec, h)
+	if err := e.Check(); err != nil {
+		t.Fatalf("options struct and spec disagree: %v", err)
+	}
+	return module.Execute(WriteArgs(t, args), func(string) string { return "" }, e.Spec, e.Handler)
 }

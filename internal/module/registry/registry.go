@@ -11,24 +11,25 @@ import (
 	"sort"
 
 	"github.com/deevnet/tenant/internal/access"
-	"github.com/deevnet/tenant/internal/dnsupdate/nsmodule"
+	"github.com/deevnet/tenant/internal/dnsupdate"
 	"github.com/deevnet/tenant/internal/module"
-	"github.com/deevnet/tenant/internal/report/reportmod"
-	"github.com/deevnet/tenant/internal/sdn/sdnmod"
+	"github.com/deevnet/tenant/internal/plan"
+	"github.com/deevnet/tenant/internal/report"
+	"github.com/deevnet/tenant/internal/sdn"
 	"github.com/deevnet/tenant/internal/vm"
 )
 
 // entries is built per call: no package state.
 func entries() map[string]module.Entry {
 	return map[string]module.Entry{
-		"tenant_plan":       {Spec: planSpec(), Handler: planHandle},
-		"pve_sdn_fabric":    {Spec: sdnmod.FabricSpec(), Handler: sdnmod.Fabric},
-		"tenant_vrf":        {Spec: sdnmod.VRFSpec(), Handler: sdnmod.VRF},
-		"pve_sdn_apply":     {Spec: sdnmod.ApplySpec(), Handler: sdnmod.Apply},
-		"tenant_vm":         {Spec: vm.Spec(), Handler: vm.Handle},
-		"pve_tenant_access": {Spec: access.Spec(), Handler: access.Handle},
-		"nsupdate_tsig":     {Spec: nsmodule.Spec(), Handler: nsmodule.Handle},
-		"substrate_report":  {Spec: reportmod.Spec(), Handler: reportmod.Handle},
+		"tenant_plan":       plan.Module(),
+		"pve_sdn_fabric":    sdn.FabricModule(),
+		"tenant_vrf":        sdn.VRFModule(),
+		"pve_sdn_apply":     sdn.ApplyModule(),
+		"tenant_vm":         vm.Module(),
+		"pve_tenant_access": access.Module(),
+		"nsupdate_tsig":     dnsupdate.Module(),
+		"substrate_report":  report.Module(),
 	}
 }
 

@@ -34,8 +34,13 @@ func TestRegistryMatchesDocStubs(t *testing.T) {
 		t.Fatalf("registry holds %v, doc stubs %v", got, want)
 	}
 	for _, n := range Names() {
-		if e, ok := Lookup(n); !ok || e.Handler == nil || len(e.Spec.Options) == 0 {
+		e, ok := Lookup(n)
+		if !ok || e.Handler == nil || len(e.Spec.Options) == 0 {
 			t.Errorf("%s: entry %+v", n, e)
+		}
+		// Every module reads typed options, and its struct names exactly its spec's options.
+		if err := e.Check(); err != nil {
+			t.Errorf("%s: %v", n, err)
 		}
 	}
 }

@@ -1,7 +1,8 @@
-// Package reportmod is the deevnet.tenant.substrate_report Ansible module: it reads the substrate
-// back (PVE API, resolver) and returns the operator's report as Markdown. It writes nothing; the
-// playbook stores the text (ansible.builtin.copy), so check and diff mode come from there.
-package reportmod
+package report
+
+// The deevnet.tenant.substrate_report Ansible module: it reads the substrate back (PVE API,
+// resolver) and returns the operator's report as Markdown. It writes nothing; the playbook
+// stores the text (ansible.builtin.copy), so check and diff mode come from there.
 
 import (
 	"context"
@@ -12,7 +13,6 @@ import (
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
-	"github.com/deevnet/tenant/internal/report"
 )
 
 func checkOptions() *module.Option {
@@ -25,8 +25,26 @@ func checkOptions() *module.Option {
 	}}
 }
 
-// Spec is substrate_report's argument spec.
-func Spec() module.Spec {
+// Options are substrate_report's options (spec declares their rules).
+type Options struct {
+	pve.Connection
+	Site        map[string]any   `opt:"site"`
+	Tenants     []TenantInput    `opt:"tenants"`
+	SiteChecks  []Check          `opt:"site_checks"`
+	Resolver    *ResolverOptions `opt:"resolver"`
+	GeneratedAt string           `opt:"generated_at"`
+}
+
+// ResolverOptions say where the report resolves the tenants' records.
+type ResolverOptions struct {
+	Server string `opt:"server"`
+	Port   int    `opt:"port"`
+}
+
+// Module is substrate_report: plugins/modules/substrate_report.py documents it.
+func Module() module.Entry { return module.Declare(spec(), handle) }
+
+func spec() module.Spec {
 	return module.Spec{
 		Options: pve.WithConnectionOptions(map[string]*module.Option{
 			"site": {Type: module.TypeDict, Default: map[string]any{}},
@@ -52,16 +70,13 @@ func Spec() module.Spec {
 	}
 }
 
-// Handle is substrate_report's handler. It only reads, so check mode runs it unchanged.
-func Handle(m *module.Module) (module.Result, error) {
-	site, err := plan.SiteFromMap(m.Dict("site"))
+// handle is substrate_report's handler. It only reads, so check mode runs it unchanged.
+func handle(m *module.Module, o *Options) (module.Result, error) {
+	site, err := plan.SiteFromMap(o.Site)
 	if err != nil {
 		return module.Result{}, err
 	}
-	tenants, err := tenantsOf(m.List("tenants"))
-	if err != nil {
-		return module.Result{}, err
-	}
+	tenants := o.Tenants
 	// Every tenant is planned before the first request, so a bad one fails naming it and reads nothing.
 	plans := make([]plan.Tenant, len(tenants))
 	for i, t := range tenants {
@@ -69,37 +84,34 @@ func Handle(m *module.Module) (module.Result, error) {
 			return module.Result{}, fmt.Errorf("tenants[%d] (%s): %w", i, t.Name, err)
 		}
 	}
-	c, err := pve.FromModule(m)
+	c, err := o.Client(m)
 	if err != nil {
 		return module.Result{}, err
 	}
-	ctx, cancel := context.WithTimeout(m.Context(), time.Duration(m.Int("api_timeout"))*time.Second*4)
+	ctx, cancel := context.WithTimeout(m.Context(), time.Duration(o.Timeout)*time.Second*4)
 	defer cancel()
-	sub, err := report.Read(ctx, c)
+	sub, err := Read(ctx, c)
 	if err != nil {
 		return module.Result{}, err
 	}
-	records := map[string][]report.Record{}
+	records := map[string][]Record{}
 	resolverAt := ""
-	if rs := m.Dict("resolver"); rs != nil {
-		r := report.Resolver{Server: fmt.Sprint(rs["server"]), Port: toInt(rs["port"])}
+	if rs := o.Resolver; rs != nil {
+		r := Resolver{Server: rs.Server, Port: rs.Port}
 		resolverAt = fmt.Sprintf("%s:%d", r.Server, r.Port)
 		for i, t := range tenants {
-			for _, q := range report.Queries(plans[i], t.Records) {
+			for _, q := range Queries(plans[i], t.Records) {
 				records[t.Name] = append(records[t.Name], r.Lookup(ctx, q.Name, q.Type))
 			}
 		}
 	}
-	view, err := report.Build(site, sub, tenants, records)
+	view, err := Build(site, sub, tenants, records)
 	if err != nil {
 		return module.Result{}, fmt.Errorf("tenants: %w", err)
 	}
-	view.SiteChecks, err = checksOf(m.List("site_checks"))
-	if err != nil {
-		return module.Result{}, fmt.Errorf("site_checks: %w", err)
-	}
+	view.SiteChecks = o.SiteChecks
 	view.Resolver = resolverAt
-	view.GeneratedAt = m.Str("generated_at")
+	view.GeneratedAt = o.GeneratedAt
 	if view.GeneratedAt == "" {
 		view.GeneratedAt = time.Now().UTC().Format(time.RFC3339)
 	}
@@ -107,79 +119,16 @@ func Handle(m *module.Module) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
-	total, failed := 0, 0
-	for _, t := range view.Tenants {
-		total += len(t.Checks)
-		failed += len(t.Failed())
-	}
-	for _, c := range view.SiteChecks {
-		total++
-		if !c.OK {
-			failed++
-		}
-	}
+	total, failed := view.counts()
 	return module.Result{
 		Msg: fmt.Sprintf("%d tenants, %d checks, %d failed", len(view.Tenants), total, failed),
 		Values: map[string]any{
-			"report":    report.Markdown(view),
+			"report":    Markdown(view),
 			"site":      site.Map(),
 			"substrate": facts,
 			"summary":   map[string]any{"tenants": len(view.Tenants), "checks": total, "failed": failed},
 		},
 	}, nil
-}
-
-func tenantsOf(list []any) ([]report.TenantInput, error) {
-	out := make([]report.TenantInput, 0, len(list))
-	for i, item := range list {
-		t, _ := item.(map[string]any)
-		in := report.TenantInput{Name: fmt.Sprint(t["name"]), Index: toInt(t["index"]), VMs: toInt(t["vms"]), VNets: toInt(t["vnets"])}
-		recs, _ := t["records"].([]any)
-		for _, r := range recs {
-			rm, _ := r.(map[string]any)
-			in.Records = append(in.Records, report.RecordQuery{Name: fmt.Sprint(rm["name"]), Type: fmt.Sprint(rm["type"])})
-		}
-		checks, _ := t["checks"].([]any)
-		var err error
-		if in.Checks, err = checksOf(checks); err != nil {
-			return nil, fmt.Errorf("tenants[%d].checks: %w", i, err)
-		}
-		out = append(out, in)
-	}
-	return out, nil
-}
-
-func checksOf(list []any) ([]report.Check, error) {
-	out := make([]report.Check, 0, len(list))
-	for i, item := range list {
-		c, ok := item.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("[%d] is not a dict", i)
-		}
-		okv, _ := c["ok"].(bool)
-		out = append(out, report.Check{Name: fmt.Sprint(c["name"]), Target: str(c["target"]), OK: okv, Detail: str(c["detail"]), Time: str(c["time"])})
-	}
-	return out, nil
-}
-
-func str(v any) string {
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprint(v)
-}
-
-// toInt reads an option value the validator already coerced to int.
-func toInt(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	}
-	return 0
 }
 
 // asMap returns v as plain JSON values, the shape the module result carries.

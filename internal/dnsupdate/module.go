@@ -1,6 +1,7 @@
-// Package nsmodule is the nsupdate_tsig Ansible module: it turns the task's options into a
-// dnsupdate converge and the converge's outcome into the module result.
-package nsmodule
+package dnsupdate
+
+// The nsupdate_tsig Ansible module: it turns the task's options into a converge and the
+// converge's outcome into the module result.
 
 import (
 	"encoding/base64"
@@ -10,14 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deevnet/tenant/internal/dnsupdate"
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/miekg/dns"
 )
 
 func algChoices() []any {
 	var out []any
-	for _, a := range dnsupdate.AlgorithmNames() {
+	for _, a := range AlgorithmNames() {
 		out = append(out, a)
 	}
 	return out
@@ -42,8 +42,50 @@ func recordOptions(top bool) map[string]*module.Option {
 	return o
 }
 
-// Spec is the module's argument spec.
-func Spec() module.Spec {
+// Options are nsupdate_tsig's options (spec declares their rules). The embedded Record is the
+// single record set given at the top level; Records is the list form (exactly one is given).
+type Options struct {
+	Record
+	Server       string    `opt:"server"`
+	Port         int       `opt:"port"`
+	Zone         string    `opt:"zone"`
+	KeyName      string    `opt:"key_name"`
+	KeySecret    string    `opt:"key_secret"`
+	KeyAlgorithm string    `opt:"key_algorithm"`
+	Protocol     string    `opt:"protocol"`
+	Timeout      int       `opt:"timeout"`
+	Read         string    `opt:"read"`
+	Owner        string    `opt:"owner"`
+	OwnerPrefix  string    `opt:"owner_prefix"`
+	Records      *[]Record `opt:"records"`
+	Reverse      *Reverse  `opt:"reverse"`
+}
+
+// Record is one record set; nil is "not given" (an entry of records then takes the top level's).
+type Record struct {
+	TTL    *int    `opt:"ttl"`
+	Record string  `opt:"record"`
+	State  *string `opt:"state"`
+	Type   string  `opt:"type"`
+	PTR    *bool   `opt:"ptr"`
+	Values any     `opt:"values"`
+}
+
+// Reverse overrides, for the reverse zone, what differs from the forward one.
+type Reverse struct {
+	Zone         string `opt:"zone"`
+	Server       string `opt:"server"`
+	Port         *int   `opt:"port"`
+	KeyName      string `opt:"key_name"`
+	KeySecret    string `opt:"key_secret"`
+	KeyAlgorithm string `opt:"key_algorithm"`
+	Protocol     string `opt:"protocol"`
+}
+
+// Module is nsupdate_tsig: plugins/modules/nsupdate_tsig.py documents it.
+func Module() module.Entry { return module.Declare(spec(), handle) }
+
+func spec() module.Spec {
 	opts := map[string]*module.Option{
 		"server":        {Type: module.TypeStr, Required: true},
 		"port":          {Type: module.TypeInt, Default: 53},
@@ -78,66 +120,60 @@ func Spec() module.Spec {
 	}
 }
 
-// Handle runs the module.
-func Handle(m *module.Module) (module.Result, error) {
-	m.AddSecret(m.Str("key_secret"))
-	rev := m.Dict("reverse")
-	if s, _ := rev["key_secret"].(string); s != "" {
-		m.AddSecret(s)
+// handle is nsupdate_tsig's handler.
+func handle(m *module.Module, o *Options) (module.Result, error) {
+	m.AddSecret(o.KeySecret)
+	rev := o.Reverse
+	if rev != nil && rev.KeySecret != "" {
+		m.AddSecret(rev.KeySecret)
 	}
 	// Checked before any query: a secret that is not base64 would only fail at UPDATE time, and
 	// not at all when nothing needs changing. The messages never quote the secret.
-	if err := checkSecret("key_secret", m.Str("key_secret")); err != nil {
+	if err := checkSecret("key_secret", o.KeySecret); err != nil {
 		return module.Result{}, err
 	}
-	if s, ok := rev["key_secret"].(string); ok && s != "" {
-		if err := checkSecret("reverse.key_secret", s); err != nil {
+	if rev != nil && rev.KeySecret != "" {
+		if err := checkSecret("reverse.key_secret", rev.KeySecret); err != nil {
 			return module.Result{}, err
 		}
 	}
-	timeout := m.Int("timeout")
-	if timeout <= 0 {
-		return module.Result{}, fmt.Errorf("timeout must be a positive number of seconds, got %d", timeout)
+	if o.Timeout <= 0 {
+		return module.Result{}, fmt.Errorf("timeout must be a positive number of seconds, got %d", o.Timeout)
 	}
-	fwd := &dnsupdate.Client{
-		Server: m.Str("server"), Port: m.Int("port"), Protocol: m.Str("protocol"),
-		Timeout: time.Duration(timeout) * time.Second,
-		Key:     &dnsupdate.Key{Name: m.Str("key_name"), Algorithm: m.Str("key_algorithm"), Secret: m.Str("key_secret")},
+	fwd := &Client{
+		Server: o.Server, Port: o.Port, Protocol: o.Protocol,
+		Timeout: time.Duration(o.Timeout) * time.Second,
+		Key:     &Key{Name: o.KeyName, Algorithm: o.KeyAlgorithm, Secret: o.KeySecret},
 	}
 	defer func() { _ = fwd.Close() }()
 	if err := checkPort("port", fwd.Port); err != nil {
 		return module.Result{}, err
 	}
-	zone := m.Str("zone")
-	req := dnsupdate.Request{
+	zone := o.Zone
+	req := Request{
 		Forward:   fwd,
 		Zone:      zone,
-		Read:      dnsupdate.ReadMode(m.Str("read")),
-		Ownership: dnsupdate.Ownership{Owner: m.Str("owner"), Prefix: m.Str("owner_prefix")},
+		Read:      ReadMode(o.Read),
+		Ownership: Ownership{Owner: o.Owner, Prefix: o.OwnerPrefix},
 		PTR:       map[string]bool{},
 		CheckMode: m.CheckMode,
 	}
-	if req.Read == dnsupdate.ReadAXFR && zone == "" {
+	if req.Read == ReadAXFR && zone == "" {
 		return module.Result{}, fmt.Errorf("read=axfr needs zone: the zone to transfer must be named")
 	}
-	if o := req.Ownership.Owner; o != "" && strings.ContainsAny(o, ",= \"") {
-		return module.Result{}, fmt.Errorf("owner %q: must not contain commas, '=', quotes or spaces", o)
+	if owner := req.Ownership.Owner; owner != "" && strings.ContainsAny(owner, ",= \"") {
+		return module.Result{}, fmt.Errorf("owner %q: must not contain commas, '=', quotes or spaces", owner)
 	}
-	var entries []map[string]any
-	if m.IsSet("record") {
-		entries = append(entries, map[string]any{
-			"record": m.Str("record"), "type": m.Str("type"), "values": m.Params["values"],
-			"state": m.Str("state"), "ptr": m.Bool("ptr"), "ttl": m.Params["ttl"],
-		})
-	} else {
-		for _, e := range m.List("records") {
-			entries = append(entries, e.(map[string]any))
-		}
+	// record and records are mutually exclusive and one is required: no list means one record.
+	single := o.Records == nil
+	entries := []Record{o.Record}
+	if !single {
+		entries = *o.Records
 	}
 	for i, e := range entries {
-		d, ptr, err := desired(e, m, zone)
+		d, ptr, err := desired(e, &o.Record, zone)
 		if err != nil {
-			if len(entries) > 1 || !m.IsSet("record") {
+			if len(entries) > 1 || !single {
 				return module.Result{}, fmt.Errorf("records[%d]: %w", i, err)
 			}
 			return module.Result{}, err
@@ -147,17 +183,17 @@ func Handle(m *module.Module) (module.Result, error) {
 			req.PTR[d.Set.Key()] = true
 		}
 	}
-	if len(req.PTR) > 0 && len(rev) > 0 {
+	if len(req.PTR) > 0 && rev != nil {
 		rc, err := reverseClient(rev, fwd)
 		if err != nil {
 			return module.Result{}, err
 		}
 		defer func() { _ = rc.Close() }()
 		req.Reverse = rc
-		req.ReverseZone, _ = rev["zone"].(string)
+		req.ReverseZone = rev.Zone
 	}
 
-	res, err := dnsupdate.Converge(m.Context(), req)
+	res, err := Converge(m.Context(), req)
 	out := result(res, m.CheckMode)
 	if err != nil {
 		return out, module.Fail(err.Error(), out.Values)
@@ -182,78 +218,81 @@ func checkPort(name string, p int) error {
 	return nil
 }
 
-func reverseClient(rev map[string]any, fwd *dnsupdate.Client) (*dnsupdate.Client, error) {
-	rc := &dnsupdate.Client{Server: fwd.Server, Port: fwd.Port, Protocol: fwd.Protocol, Timeout: fwd.Timeout}
+func reverseClient(rev *Reverse, fwd *Client) (*Client, error) {
+	rc := &Client{Server: fwd.Server, Port: fwd.Port, Protocol: fwd.Protocol, Timeout: fwd.Timeout}
 	k := *fwd.Key
 	rc.Key = &k
-	if s, _ := rev["server"].(string); s != "" {
-		rc.Server = s
-	}
-	if p, ok := rev["port"].(int); ok {
-		if err := checkPort("reverse.port", p); err != nil {
+	if rev.Port != nil {
+		if err := checkPort("reverse.port", *rev.Port); err != nil {
 			return nil, err
 		}
-		rc.Port = p
+		rc.Port = *rev.Port
 	}
-	if s, _ := rev["protocol"].(string); s != "" {
-		rc.Protocol = s
+	if rev.KeyName != "" {
+		rc.Key.Name, rc.Key.Secret = rev.KeyName, rev.KeySecret
 	}
-	if s, _ := rev["key_name"].(string); s != "" {
-		rc.Key.Name = s
-		rc.Key.Secret, _ = rev["key_secret"].(string)
-	}
-	if s, _ := rev["key_algorithm"].(string); s != "" {
-		rc.Key.Algorithm = s
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{
+		{&rc.Server, rev.Server}, {&rc.Protocol, rev.Protocol}, {&rc.Key.Algorithm, rev.KeyAlgorithm},
+	} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
 	}
 	return rc, nil
 }
 
 // desired converts one record entry into a dnsupdate request, naming the field on error.
-func desired(e map[string]any, m *module.Module, zone string) (dnsupdate.Desired, bool, error) {
-	var d dnsupdate.Desired
-	name, _ := e["record"].(string)
+func desired(e Record, top *Record, zone string) (Desired, bool, error) {
+	var d Desired
+	name := e.Record
 	if name == "" {
 		return d, false, fmt.Errorf("record: a name is required")
 	}
 	if zone == "" && !strings.HasSuffix(name, ".") && !strings.Contains(name, ".") {
 		return d, false, fmt.Errorf("record %q: without zone, give a fully qualified name", name)
 	}
-	typName, _ := e["type"].(string)
+	typName := e.Type
 	if typName == "" {
 		typName = "A"
 	}
-	t, err := dnsupdate.ParseType(typName)
+	t, err := ParseType(typName)
 	if err != nil {
 		return d, false, fmt.Errorf("type: %w", err)
 	}
-	st, _ := e["state"].(string)
-	if st == "" {
-		st = m.Str("state")
+	st := ""
+	for _, s := range []*string{e.State, top.State} {
+		if st == "" && s != nil {
+			st = *s
+		}
 	}
-	d.State = dnsupdate.State(st)
-	values, err := valueList(e["values"])
+	d.State = State(st)
+	values, err := valueList(e.Values)
 	if err != nil {
 		return d, false, fmt.Errorf("values of %s: %w", name, err)
 	}
-	if len(values) == 0 && d.State != dnsupdate.Absent {
+	if len(values) == 0 && d.State != Absent {
 		return d, false, fmt.Errorf("values of %s: state=%s needs at least one value (only state=absent may omit them, to remove the whole set)", name, st)
 	}
 	var ttl uint32
-	if v, ok := e["ttl"]; ok && v != nil {
-		n, ok := v.(int)
-		if !ok || n < 0 || n > math.MaxInt32 {
-			return d, false, fmt.Errorf("ttl of %s: must be a whole number from 0 to 2147483647, got %v", name, v)
+	if e.TTL != nil {
+		n := *e.TTL
+		if n < 0 || n > math.MaxInt32 {
+			return d, false, fmt.Errorf("ttl of %s: must be a whole number from 0 to 2147483647, got %v", name, n)
 		}
 		ttl, d.TTLSet = uint32(n), true
 	}
-	d.Set, err = dnsupdate.NewSet(dnsupdate.Fqdn(name, zone), t, ttl, values, zone)
+	d.Set, err = NewSet(Fqdn(name, zone), t, ttl, values, zone)
 	if err != nil {
 		return d, false, err
 	}
-	ptr, _ := e["ptr"].(bool)
-	if !ptr && e["ptr"] == nil {
-		ptr = m.Bool("ptr")
+	ptrOpt := e.PTR
+	if ptrOpt == nil {
+		ptrOpt = top.PTR
 	}
+	ptr := ptrOpt != nil && *ptrOpt
 	if ptr && t != dns.TypeA && t != dns.TypeAAAA {
 		return d, false, fmt.Errorf("ptr: only A and AAAA records get PTR records, not %s (%s)", typName, name)
 	}
@@ -286,13 +325,13 @@ func valueList(v any) ([]string, error) {
 }
 
 // result turns a converge into the module result: diff, changes, counters, a message.
-func result(res *dnsupdate.Result, check bool) module.Result {
+func result(res *Result, check bool) module.Result {
 	out := module.Result{Values: map[string]any{}}
 	if res == nil {
 		return out
 	}
 	out.Changed = res.Changed
-	before, after := dnsupdate.Diff(res.Plans)
+	before, after := Diff(res.Plans)
 	out.Diffs = []module.Diff{{Before: before, After: after}}
 	var changes []map[string]any
 	var zones []string
@@ -307,8 +346,8 @@ func result(res *dnsupdate.Result, check bool) module.Result {
 				"zone":   strings.TrimSuffix(p.Zone, "."),
 				"record": strings.TrimSuffix(s.Name, "."),
 				"type":   dns.TypeToString[s.Type],
-				"before": dnsupdate.View(c.Before),
-				"after":  dnsupdate.View(c.After),
+				"before": View(c.Before),
+				"after":  View(c.After),
 			})
 		}
 	}

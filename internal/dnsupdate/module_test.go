@@ -1,4 +1,4 @@
-package nsmodule
+package dnsupdate
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 
 func run(t *testing.T, args map[string]any) map[string]any {
 	t.Helper()
-	res, _ := moduletest.Execute(t, Spec(), Handle, args)
+	res, _ := moduletest.Execute(t, Module(), args)
 	raw, _ := json.Marshal(res)
 	for _, k := range []string{"key_secret"} {
 		if s, ok := args[k].(string); ok && strings.Contains(string(raw), s) {

@@ -1,4 +1,4 @@
-package reportmod_test
+package report_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/pvesim"
-	"github.com/deevnet/tenant/internal/report/reportmod"
-	"github.com/deevnet/tenant/internal/sdn/sdnmod"
+	"github.com/deevnet/tenant/internal/report"
+	"github.com/deevnet/tenant/internal/sdn"
 	"github.com/deevnet/tenant/internal/vm"
 )
 
@@ -51,10 +51,10 @@ func newLab(t *testing.T) *lab {
 		"tother-1.tother.mobile.deevnet.net. A": "10.20.130.10",
 	}}
 	l.must(l.root.Post(context.Background(), "/pools", map[string]any{"poolid": "tenant-tdemo"}, nil))
-	l.exec(sdnmod.FabricSpec(), sdnmod.Fabric, map[string]any{"nodes": []any{map[string]any{"name": node, "interfaces": []any{"vmbr0.51"}}}})
-	l.exec(sdnmod.VRFSpec(), sdnmod.VRF, map[string]any{"name": "tdemo", "index": 1})
-	l.exec(sdnmod.ApplySpec(), sdnmod.Apply, map[string]any{"allow_foreign_pending": true})
-	l.exec(vm.Spec(), vm.Handle, map[string]any{"name": "tdemo", "index": 1, "template": "9000", "count": 1, "state": "started"})
+	l.exec(sdn.FabricModule(), map[string]any{"nodes": []any{map[string]any{"name": node, "interfaces": []any{"vmbr0.51"}}}})
+	l.exec(sdn.VRFModule(), map[string]any{"name": "tdemo", "index": 1})
+	l.exec(sdn.ApplyModule(), map[string]any{"allow_foreign_pending": true})
+	l.exec(vm.Module(), map[string]any{"name": "tdemo", "index": 1, "template": "9000", "count": 1, "state": "started"})
 	l.startDNS()
 	return l
 }
@@ -72,13 +72,13 @@ func (l *lab) conn() map[string]any {
 		"api_token_secret": secret, "ca_path": l.srv.CAFile()}
 }
 
-func (l *lab) exec(spec module.Spec, h module.Handler, args map[string]any) map[string]any {
+func (l *lab) exec(mod module.Entry, args map[string]any) map[string]any {
 	l.t.Helper()
 	all := l.conn()
 	for k, v := range args {
 		all[k] = v
 	}
-	res, code := moduletest.Execute(l.t, spec, h, all)
+	res, code := moduletest.Execute(l.t, mod, all)
 	if code != 0 {
 		l.t.Fatalf("setup module failed: %v", res)
 	}
@@ -123,7 +123,7 @@ func (l *lab) report(check bool, tenants ...any) (map[string]any, string) {
 	args["resolver"] = map[string]any{"server": "127.0.0.1", "port": l.dnsAddr.Port}
 	args["generated_at"] = "2026-12-01T04:00:02Z"
 	args["_ansible_check_mode"] = check
-	res, code := moduletest.Execute(l.t, reportmod.Spec(), reportmod.Handle, args)
+	res, code := moduletest.Execute(l.t, report.Module(), args)
 	if code != 0 {
 		l.t.Fatalf("substrate_report failed: %v", res)
 	}
@@ -246,7 +246,7 @@ func TestRefusesBadInputBeforeReading(t *testing.T) {
 	args := l.conn()
 	args["tenants"] = []any{map[string]any{"name": "tdemo", "index": 0}}
 	l.srv.ResetStats()
-	res, code := moduletest.Execute(t, reportmod.Spec(), reportmod.Handle, args)
+	res, code := moduletest.Execute(t, report.Module(), args)
 	if code == 0 || !strings.Contains(fmt.Sprint(res["msg"]), "index: 0 is reserved") {
 		t.Fatalf("index 0: code %d, %v", code, res)
 	}

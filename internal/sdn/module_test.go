@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func (r run) strs(key string) []string {
 }
 
 // exec runs a handler through module.Execute, as Ansible would, with the simulator's root token.
-func (e *env) exec(spec module.Spec, h module.Handler, args map[string]any, check, diff bool) run {
+func (e *env) exec(mod module.Entry, args map[string]any, check, diff bool) run {
 	e.t.Helper()
 	id, secret := e.srv.RootToken()
 	a := map[string]any{"api_host": e.srv.Host(), "api_port": e.srv.Port(), "api_user": "root@pam",
@@ -61,7 +61,7 @@ func (e *env) exec(spec module.Spec, h module.Handler, args map[string]any, chec
 	for k, v := range args {
 		a[k] = v
 	}
-	res, code := moduletest.Execute(e.t, spec, h, a)
+	res, code := moduletest.Execute(e.t, mod, a)
 	out, _ := json.Marshal(res)
 	if strings.Contains(string(out), secret) {
 		e.t.Fatalf("token secret in the result: %s", out)
@@ -70,13 +70,13 @@ func (e *env) exec(spec module.Spec, h module.Handler, args map[string]any, chec
 }
 
 func (e *env) fabric(args map[string]any, check bool) run {
-	return e.exec(FabricSpec(), Fabric, args, check, true)
+	return e.exec(FabricModule(), args, check, true)
 }
 func (e *env) vrf(args map[string]any, check bool) run {
-	return e.exec(VRFSpec(), VRF, args, check, true)
+	return e.exec(VRFModule(), args, check, true)
 }
 func (e *env) apply(args map[string]any, check bool) run {
-	return e.exec(ApplySpec(), Apply, args, check, true)
+	return e.exec(ApplyModule(), args, check, true)
 }
 
 // writes returns writes attempted and accepted since the last call, and resets the counters.
@@ -104,7 +104,7 @@ func (e *env) client() *pve.Client {
 }
 
 var member1 = map[string]any{"name": "dv02hyp002p02", "interfaces": []any{"vmbr0.51"}}
-var tdemo = map[string]any{"name": "tdemo", "index": 1}
+var tdemoArgs = map[string]any{"name": "tdemo", "index": 1}
 
 func must(t testing.TB, r run, changed bool) {
 	t.Helper()
@@ -147,14 +147,14 @@ func TestLifecycle(t *testing.T) {
 	must(t, e.fabric(fab, false), false)
 	noWrites(t, e, "fabric second run (unapplied)")
 
-	r = e.vrf(tdemo, true)
+	r = e.vrf(tdemoArgs, true)
 	must(t, r, true)
 	noWrites(t, e, "vrf check mode")
 	d, _ := r.res["diff"].([]any)
 	if len(d) != 3 || !strings.Contains(fmt.Sprint(d[0]), "vrf-vxlan:10001") {
 		t.Fatalf("vrf diff: %v", r.res["diff"])
 	}
-	r = e.vrf(tdemo, false)
+	r = e.vrf(tdemoArgs, false)
 	must(t, r, true)
 	if w, _ := e.writes(); w != 3 {
 		t.Fatalf("vrf staging: %d writes, want 3", w)
@@ -163,7 +163,7 @@ func TestLifecycle(t *testing.T) {
 	if strings.Join(vrfPending, " ") != "subnet/tn01-10.20.129.0-24 vnet/tn01v0 zone/tn01" {
 		t.Fatalf("vrf pending_objects = %v", vrfPending)
 	}
-	must(t, e.vrf(tdemo, false), false)
+	must(t, e.vrf(tdemoArgs, false), false)
 	noWrites(t, e, "vrf second run (unapplied)")
 
 	// Apply once: check mode first, then for real.
@@ -181,7 +181,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	must(t, e.apply(map[string]any{"expect": expect}, false), false)
 	must(t, e.fabric(fab, false), false)
-	r = e.vrf(tdemo, false)
+	r = e.vrf(tdemoArgs, false)
 	must(t, r, false)
 	noWrites(t, e, "runs after apply")
 	if len(r.strs("pending_objects")) != 0 {
@@ -271,7 +271,7 @@ func TestErrors(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 
-	wantErr(t, e, e.vrf(tdemo, false), `EVPN controller "evpnctl" does not exist`)
+	wantErr(t, e, e.vrf(tdemoArgs, false), `EVPN controller "evpnctl" does not exist`)
 	setup(t, e)
 
 	wantErr(t, e, e.vrf(map[string]any{"name": "tdemo", "index": 1, "zone": "tenantdemo"}, false), "at most 8")
@@ -426,7 +426,7 @@ func TestDriftIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.srv.ResetStats()
-	r := e.vrf(tdemo, false)
+	r := e.vrf(tdemoArgs, false)
 	must(t, r, true)
 	st := e.srv.Stats()
 	e.srv.ResetStats()
@@ -452,7 +452,7 @@ func TestDriftIsRepaired(t *testing.T) {
 	if got := r.strs("pending_objects"); len(got) != 0 {
 		t.Fatalf("pending_objects = %v", got)
 	}
-	must(t, e.vrf(tdemo, false), false)
+	must(t, e.vrf(tdemoArgs, false), false)
 	noWrites(t, e, "after repair")
 }
 
@@ -504,7 +504,7 @@ func TestPartialStaging(t *testing.T) {
 	e := newEnv(t)
 	setup(t, e)
 	e.srv.InjectFault(pvesim.Fault{Method: "POST", Path: "/cluster/sdn/vnets/{vnet}/subnets", Nth: 1, Status: 500, Message: "create sdn subnet object failed: injected"})
-	r := e.vrf(tdemo, false)
+	r := e.vrf(tdemoArgs, false)
 	if !r.failed() || !r.changed() || !strings.Contains(r.msg(), "create subnet/tn01-10.20.129.0-24: POST /cluster/sdn/vnets/tn01v0/subnets: PVE API 500: create sdn subnet object failed: injected") {
 		t.Fatalf("partial staging: %v", r.res)
 	}
@@ -512,7 +512,7 @@ func TestPartialStaging(t *testing.T) {
 		t.Fatalf("pending_objects = %q", got)
 	}
 	e.writes()
-	r = e.vrf(tdemo, false)
+	r = e.vrf(tdemoArgs, false)
 	must(t, r, true)
 	if w, _ := e.writes(); w != 1 {
 		t.Fatalf("the rest: %d writes, want 1", w)
@@ -523,7 +523,7 @@ func TestPartialStaging(t *testing.T) {
 func TestApplyWhatWasStagedEarlier(t *testing.T) {
 	e := newEnv(t)
 	setup(t, e)
-	must(t, e.vrf(tdemo, false), true)
+	must(t, e.vrf(tdemoArgs, false), true)
 	r := e.vrf(map[string]any{"name": "tdemo", "index": 1, "apply": true}, true)
 	must(t, r, true)
 	if !strings.HasPrefix(r.msg(), "would apply subnet/tn01-10.20.129.0-24, vnet/tn01v0, zone/tn01") {

@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"net/url"

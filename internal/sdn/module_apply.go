@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"context"
@@ -9,24 +9,29 @@ import (
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/pve"
-	"github.com/deevnet/tenant/internal/sdn"
 )
 
-// ApplySpec is pve_sdn_apply's argument spec.
-func ApplySpec() module.Spec {
-	return module.Spec{
-		Options: pve.WithConnectionOptions(map[string]*module.Option{
-			"expect":                {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
-			"allow_foreign_pending": {Type: module.TypeBool, Default: false},
-			"on_failure":            {Type: module.TypeStr, Default: "release", Choices: []any{"release", "rollback"}},
-			"apply_timeout":         {Type: module.TypeInt, Default: 300},
-			"lock_wait":             {Type: module.TypeInt, Default: 0},
-		}),
-		SupportsCheckMode: true,
-	}
+// ApplyOptions are pve_sdn_apply's options (applySpec declares their rules).
+type ApplyOptions struct {
+	pve.Connection
+	Timing
+	Expect              []string `opt:"expect"`
+	AllowForeignPending bool     `opt:"allow_foreign_pending"`
+	OnFailure           string   `opt:"on_failure"`
 }
 
-func pendingList(objs []sdn.Observed) []map[string]any {
+// ApplyModule is pve_sdn_apply: plugins/modules/pve_sdn_apply.py documents it.
+func ApplyModule() module.Entry { return module.Declare(applySpec(), apply) }
+
+func applySpec() module.Spec {
+	opts := timingOptions()
+	opts["expect"] = &module.Option{Type: module.TypeList, Elements: module.TypeStr, Default: []any{}}
+	opts["allow_foreign_pending"] = &module.Option{Type: module.TypeBool, Default: false}
+	opts["on_failure"] = &module.Option{Type: module.TypeStr, Default: "release", Choices: []any{"release", "rollback"}}
+	return module.Spec{Options: pve.WithConnectionOptions(opts), SupportsCheckMode: true}
+}
+
+func pendingList(objs []Observed) []map[string]any {
 	out := make([]map[string]any, 0, len(objs))
 	for _, o := range objs {
 		out = append(out, map[string]any{"key": o.Key(), "kind": string(o.Kind), "id": o.ID, "pending": o.State})
@@ -35,18 +40,18 @@ func pendingList(objs []sdn.Observed) []map[string]any {
 }
 
 // foreignOf returns the pending objects not expected (none when foreign ones are allowed).
-func foreignOf(m *module.Module, pending []sdn.Observed) []sdn.Observed {
-	if m.Bool("allow_foreign_pending") {
+func (o *ApplyOptions) foreignOf(pending []Observed) []Observed {
+	if o.AllowForeignPending {
 		return nil
 	}
 	expect := map[string]bool{}
-	for _, k := range m.StrList("expect") {
+	for _, k := range o.Expect {
 		expect[strings.TrimSpace(k)] = true
 	}
-	return sdn.ForeignPending(pending, expect)
+	return ForeignPending(pending, expect)
 }
 
-func keys(objs []sdn.Observed) string {
+func keys(objs []Observed) string {
 	parts := make([]string, 0, len(objs))
 	for _, o := range objs {
 		parts = append(parts, fmt.Sprintf("%s (%s)", o.Key(), o.State))
@@ -54,33 +59,29 @@ func keys(objs []sdn.Observed) string {
 	return strings.Join(parts, ", ")
 }
 
-// Apply is pve_sdn_apply's handler: one apply for everything the run staged.
+// apply is pve_sdn_apply's handler: one apply for everything the run staged.
 //
 // It reads the pending set; nothing pending is a no-op with no write. Otherwise every pending
 // object must be expected (or allow_foreign_pending given). It then takes the lock, reads the
 // pending set again under it (nobody can stage in between any more), checks it again, and
 // applies with the lock token; PVE releases the lock when the commit succeeds.
-func Apply(m *module.Module) (module.Result, error) {
-	for i, k := range m.StrList("expect") {
-		if err := sdn.CheckKey(fmt.Sprintf("expect[%d]", i), strings.TrimSpace(k)); err != nil {
+func apply(m *module.Module, o *ApplyOptions) (module.Result, error) {
+	for i, k := range o.Expect {
+		if err := CheckKey(fmt.Sprintf("expect[%d]", i), strings.TrimSpace(k)); err != nil {
 			return module.Result{}, err
 		}
 	}
-	if err := checkTimes(m); err != nil {
-		return module.Result{}, err
-	}
-	api, err := connect(m)
+	ctx, cancel, api, err := open(m, o.Connection, o.Timing)
 	if err != nil {
 		return module.Result{}, err
 	}
-	ctx, cancel := withTimeout(m)
 	defer cancel()
-	pending, err := sdn.PendingSet(ctx, api, map[sdn.Kind][]sdn.Observed{})
+	pending, err := PendingSet(ctx, api, map[Kind][]Observed{})
 	if err != nil {
 		return module.Result{}, err
 	}
 	values := map[string]any{"pending_objects": pendingList(pending), "apply_task": nil, "applied": false, "reapplied_for": []string{}}
-	var reapply []sdn.ZoneStatus
+	var reapply []ZoneStatus
 	if len(pending) == 0 {
 		// Nothing staged; but a node whose reload failed (or never came)
 		// still runs an older config: only applying again reloads it.
@@ -92,7 +93,7 @@ func Apply(m *module.Module) (module.Result, error) {
 		}
 		values["reapplied_for"] = zoneList(reapply)
 	}
-	if foreign := foreignOf(m, pending); len(foreign) > 0 {
+	if foreign := o.foreignOf(pending); len(foreign) > 0 {
 		return module.Result{}, module.Fail(fmt.Sprintf("refusing to apply pending SDN changes this run did not stage: %s; add them to expect, set allow_foreign_pending: true, or roll them back", keys(foreign)), values)
 	}
 	diff := module.Diff{BeforeHeader: "pending SDN changes", AfterHeader: "applied", Before: pendingList(pending), After: []any{}}
@@ -106,14 +107,14 @@ func Apply(m *module.Module) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, module.Fail(err.Error(), values)
 	}
-	again, err := sdn.PendingSet(ctx, api, map[sdn.Kind][]sdn.Observed{})
+	again, err := PendingSet(ctx, api, map[Kind][]Observed{})
 	if err == nil {
-		if foreign := foreignOf(m, again); len(foreign) > 0 {
+		if foreign := o.foreignOf(again); len(foreign) > 0 {
 			err = fmt.Errorf("refusing to apply: pending SDN changes appeared before the lock was taken: %s", keys(foreign))
 		}
 	}
 	if err != nil {
-		return module.Result{}, module.Fail(release(ctx, api, token, "release", err, grace(m)).Error(), values)
+		return module.Result{}, module.Fail(release(ctx, api, token, "release", err, o.grace()).Error(), values)
 	}
 	values["pending_objects"] = pendingList(again)
 	upid, err := api.Apply(ctx, token)
@@ -121,13 +122,13 @@ func Apply(m *module.Module) (module.Result, error) {
 	if err != nil {
 		if upid == "" {
 			// The commit failed and PVE kept the lock.
-			err = release(ctx, api, token, m.Str("on_failure"), err, grace(m))
+			err = release(ctx, api, token, o.OnFailure, err, o.grace())
 			return module.Result{}, module.Fail(err.Error(), values)
 		}
 		// The running config is already written: a rollback would change nothing, so the
 		// failure is reported with PVE's message for the operator.
 		values["applied"] = true
-		var re *sdn.ReloadError
+		var re *ReloadError
 		if errors.As(err, &re) {
 			values["reapplied_for"] = zoneList(re.Zones)
 			return module.Result{Changed: true, Values: values}, module.Fail(err.Error(), values)
@@ -143,11 +144,11 @@ func Apply(m *module.Module) (module.Result, error) {
 
 // grace is how long giving the lock back may take once the run has failed: one api_timeout, even
 // after apply_timeout has passed, since a lock left held would block every other client.
-func grace(m *module.Module) time.Duration { return time.Duration(m.Int("api_timeout")) * time.Second }
+func (o *ApplyOptions) grace() time.Duration { return time.Duration(o.Timeout) * time.Second }
 
 // release gives the lock back after a failure: by rolling back every pending change, or by
 // releasing it and leaving the changes staged.
-func release(ctx context.Context, api sdn.API, token, how string, cause error, grace time.Duration) error {
+func release(ctx context.Context, api API, token, how string, cause error, grace time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
 	var err error

@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"fmt"
@@ -77,7 +77,7 @@ func demoFabric(t *testing.T) (string, []map[string]any) {
 // readYAML reads a shipped YAML file of the collection (roles, scenario files).
 func readYAML(t *testing.T, rel string, v any) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", rel))
+	b, err := os.ReadFile(filepath.Join("..", "..", rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package nsmodule
+package dnsupdate
 
 import (
 	"strings"

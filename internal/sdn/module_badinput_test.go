@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func connectionCases(t *testing.T) []badCase {
 }
 
 // refuseAll runs each case over base and wants: failed, field in msg, 0 writes attempted.
-func refuseAll(t *testing.T, e *env, spec module.Spec, h module.Handler, base map[string]any, cases []badCase) {
+func refuseAll(t *testing.T, e *env, mod module.Entry, base map[string]any, cases []badCase) {
 	t.Helper()
 	if len(cases) < 15 {
 		t.Fatalf("%d cases, want at least 15", len(cases))
@@ -44,7 +44,7 @@ func refuseAll(t *testing.T, e *env, spec module.Spec, h module.Handler, base ma
 				args[k] = v
 			}
 			e.srv.ResetStats()
-			r := e.exec(spec, h, args, false, true)
+			r := e.exec(mod, args, false, true)
 			if !r.failed() {
 				t.Fatalf("%v accepted: %v", c.args, r.res)
 			}
@@ -88,7 +88,7 @@ func TestFabricBadInput(t *testing.T) {
 		badCase{"state unknown", map[string]any{"state": "gone"}, "state"},
 		badCase{"ospf area format", map[string]any{"protocol": "ospf", "area": "x.y"}, "area"},
 	)
-	refuseAll(t, e, FabricSpec(), Fabric, map[string]any{"nodes": []any{member1}}, cases)
+	refuseAll(t, e, FabricModule(), map[string]any{"nodes": []any{member1}}, cases)
 }
 
 func TestVRFBadInput(t *testing.T) {
@@ -116,7 +116,7 @@ func TestVRFBadInput(t *testing.T) {
 		badCase{"lock_wait beyond apply_timeout", map[string]any{"lock_wait": 30, "apply_timeout": 10}, "lock_wait"},
 		badCase{"unknown option", map[string]any{"vnet_cnt": 2}, "vnet_cnt"},
 	)
-	refuseAll(t, e, VRFSpec(), VRF, tdemo, cases)
+	refuseAll(t, e, VRFModule(), tdemoArgs, cases)
 }
 
 func TestApplyBadInput(t *testing.T) {
@@ -139,7 +139,7 @@ func TestApplyBadInput(t *testing.T) {
 		badCase{"foreign pending", map[string]any{"expect": []any{"zone/tn01"}}, "vnet/tn01v0"},
 		badCase{"nothing expected", map[string]any{}, "did not stage"},
 	)
-	refuseAll(t, e, ApplySpec(), Apply, map[string]any{"expect": []any{}}, cases)
+	refuseAll(t, e, ApplyModule(), map[string]any{"expect": []any{}}, cases)
 }
 
 // apply_timeout bounds the whole run: an apply task that outlives it fails the run at the

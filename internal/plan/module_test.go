@@ -1,4 +1,4 @@
-package registry
+package plan
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 
 func runPlan(t *testing.T, args map[string]any) map[string]any {
 	t.Helper()
-	res, _ := moduletest.Execute(t, planSpec(), planHandle, args)
+	res, _ := moduletest.Execute(t, Module(), args)
 	return res
 }
 

@@ -1,18 +1,16 @@
-package main
+package route
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/module/moduletest"
-	"github.com/deevnet/tenant/internal/route"
 )
 
 // Invalid declarations fail on the field and the rule before any netlink access: the Manager
 // here has no handle at all, so reaching the kernel would panic (a failed result).
 func TestArgumentErrors(t *testing.T) {
-	h := func(m *module.Module) (module.Result, error) { return route.Handle(m, &route.Manager{}) }
+	mod := ModuleWith(&Manager{})
 	for name, c := range map[string]struct {
 		args map[string]any
 		want string
@@ -26,10 +24,17 @@ func TestArgumentErrors(t *testing.T) {
 		"fwd name":    {map[string]any{"forwarding": []any{"../../all"}}, "forwarding[0]"},
 		"no dest":     {map[string]any{"routes": []any{map[string]any{"device": "tr0"}}}, "dest"},
 	} {
-		res, code := moduletest.Execute(t, spec, h, c.args)
+		res, code := moduletest.Execute(t, mod, c.args)
 		msg, _ := res["msg"].(string)
 		if code != 1 || res["changed"] != false || !strings.Contains(msg, c.want) {
 			t.Errorf("%s: exit %d, %v; want a failure containing %q", name, code, res, c.want)
 		}
+	}
+}
+
+// transit_route is its own binary, outside the registry's test: its options struct is checked here.
+func TestModuleOptionsMatchSpec(t *testing.T) {
+	if err := Module().Check(); err != nil {
+		t.Fatal(err)
 	}
 }

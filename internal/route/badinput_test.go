@@ -1,21 +1,14 @@
-package main
+package route
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/module/moduletest"
-	"github.com/deevnet/tenant/internal/route"
-	"github.com/deevnet/tenant/internal/testenv"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,28 +16,12 @@ import (
 // with one transit link tr0 (100.64.0.2/24): a valid first route next to a bad second one
 // must not be added either.
 func TestBadInputChangesNoRoute(t *testing.T) {
-	testenv.Root(t)
-	testenv.Binary(t, "ip")
-	var rnd [3]byte
-	_, _ = rand.Read(rnd[:])
-	name := "dvt-trbad-" + hex.EncodeToString(rnd[:])
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	ns, err := netns.GetFromName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close(); _ = ns.Close() })
+	n := newTestNS(t)
+	h := n.H
 	if err := h.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "tr0"}, PeerName: "tr0p"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range []string{"lo", "tr0", "tr0p"} {
+	for _, l := range []string{"tr0", "tr0p"} {
 		link, err := h.LinkByName(l)
 		if err != nil {
 			t.Fatal(err)
@@ -58,8 +35,7 @@ func TestBadInputChangesNoRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mgr := &route.Manager{Handle: h, Sysctl: route.NetnsSysctl{NS: ns}}
-	handler := func(m *module.Module) (module.Result, error) { return route.Handle(m, mgr) }
+	mod := ModuleWith(n.Mgr)
 	routes := func() string {
 		rs, err := h.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: unix.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
 		if err != nil {
@@ -101,7 +77,7 @@ func TestBadInputChangesNoRoute(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := routes()
-			res, code := moduletest.Execute(t, spec, handler, c.args)
+			res, code := moduletest.Execute(t, mod, c.args)
 			msg, _ := res["msg"].(string)
 			if code == 0 || res["failed"] != true {
 				t.Fatalf("%v accepted: %v", c.args, res)
@@ -115,7 +91,7 @@ func TestBadInputChangesNoRoute(t *testing.T) {
 		})
 	}
 	// The good route alone is accepted: the refusals above were about the bad input.
-	if res, code := moduletest.Execute(t, spec, handler, map[string]any{"routes": []any{good}}); code != 0 {
+	if res, code := moduletest.Execute(t, mod, map[string]any{"routes": []any{good}}); code != 0 {
 		t.Fatalf("good route: %v", res)
 	}
 }

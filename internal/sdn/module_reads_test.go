@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"strings"
@@ -70,7 +70,7 @@ func TestEachListReadOncePerRun(t *testing.T) {
 func TestApplyOfEarlierStagingStillChecksForeignPending(t *testing.T) {
 	e := newEnv(t)
 	setup(t, e)
-	must(t, e.vrf(tdemo, false), true)
+	must(t, e.vrf(tdemoArgs, false), true)
 	must(t, e.vrf(map[string]any{"name": "tother", "index": 2}, false), true)
 	e.writes()
 	r := e.vrf(map[string]any{"name": "tdemo", "index": 1, "apply": true}, false)

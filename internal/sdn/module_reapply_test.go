@@ -1,4 +1,4 @@
-package sdnmod
+package sdn
 
 import (
 	"strings"
@@ -40,7 +40,7 @@ func TestReapplyAfterFailedReload(t *testing.T) {
 				return e.vrf(map[string]any{"name": "tdemo", "index": 1, "apply": true}, check)
 			}
 			if viaApply {
-				must(t, e.vrf(tdemo, false), true)
+				must(t, e.vrf(tdemoArgs, false), true)
 			}
 			r := run(false)
 			if !r.failed() || !strings.Contains(r.msg(), "did not reach every node: "+node1+"/tn01 (error)") {
