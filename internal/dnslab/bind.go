@@ -41,7 +41,7 @@ func StartBIND(t testing.TB, keys []Key, zones []BINDZone) *BIND {
 	t.Helper()
 	missing := Have("named", "named-checkconf")
 	testenv.Require(t, "BIND ("+BINDPackages+"); missing "+strings.Join(missing, ", "), len(missing) == 0)
-	b, err := startBIND(t.TempDir(), keys, zones)
+	b, err := startBIND(t.TempDir(), bindOptions{}, keys, zones)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,20 +49,27 @@ func StartBIND(t testing.TB, keys []Key, zones []BINDZone) *BIND {
 	return b
 }
 
-func startBIND(dir string, keys []Key, zones []BINDZone) (*BIND, error) {
-	port, err := FreePort()
+// bindOptions: a zero port is a free one, an empty site the seed's.
+type bindOptions struct {
+	Port, StatsPort int
+	Site            string
+}
+
+func startBIND(dir string, o bindOptions, keys []Key, zones []BINDZone) (*BIND, error) {
+	port, err := portOrFree(o.Port)
 	if err != nil {
 		return nil, err
 	}
-	statsPort, err := FreePort()
+	statsPort, err := portOrFree(o.StatsPort)
 	if err != nil {
 		return nil, err
 	}
+	site := siteOrDefault(o.Site)
 	b := &BIND{Dir: dir, Port: port, StatsPort: statsPort}
 	data := filepath.Join(dir, "data")
 	// named started as root drops capabilities: its directories must belong to the running uid.
 	if err := os.MkdirAll(data, 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bind directory: %w", err)
 	}
 	var conf bytes.Buffer
 	fmt.Fprintf(&conf, `options {
@@ -84,9 +91,9 @@ statistics-channels { inet 127.0.0.1 port %d allow { 127.0.0.1; }; };
 	}
 	for _, z := range zones {
 		zf := filepath.Join(data, z.Name+".zone")
-		soa := "$TTL 300\n@ IN SOA ns1.mobile.deevnet.net. hostmaster.mobile.deevnet.net. 1 3600 600 86400 60\n@ IN NS ns1.mobile.deevnet.net.\n"
+		soa := fmt.Sprintf("$TTL 300\n@ IN SOA ns1.%[1]s. hostmaster.%[1]s. 1 3600 600 86400 60\n@ IN NS ns1.%[1]s.\n", site)
 		if err := os.WriteFile(zf, []byte(soa), 0o644); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("bind zone file: %w", err)
 		}
 		xfr := ""
 		if z.AllowTransfer != "" {
@@ -96,7 +103,7 @@ statistics-channels { inet 127.0.0.1 port %d allow { 127.0.0.1; }; };
 	}
 	cf := filepath.Join(dir, "named.conf")
 	if err := os.WriteFile(cf, conf.Bytes(), 0o600); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bind config: %w", err)
 	}
 	chk, _ := lookPath("named-checkconf")
 	if out, err := exec.Command(chk, "-z", cf).CombinedOutput(); err != nil {

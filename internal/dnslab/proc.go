@@ -43,6 +43,24 @@ func FreePort() (int, error) {
 	return 0, errors.New("finding a free port: no port free for both TCP and UDP")
 }
 
+// portOrFree returns port, or a free port when it is 0.
+func portOrFree(port int) (int, error) {
+	if port != 0 {
+		return port, nil
+	}
+	return FreePort()
+}
+
+// DefaultSite is the site zone of the seed: the name servers of the lab's zones are ns1.<site>.
+const DefaultSite = "mobile.deevnet.net"
+
+func siteOrDefault(site string) string {
+	if site == "" {
+		return DefaultSite
+	}
+	return site
+}
+
 // proc is a server started by the lab.
 type proc struct {
 	name string
@@ -130,22 +148,31 @@ func waitDNS(p *proc, port int, qname string) error {
 
 // waitZone waits until the server answers authoritatively for zone's SOA (the zone is loaded).
 func waitZone(p *proc, port int, zone string) error {
+	return waitSOA(p, port, zone, false, "load zone")
+}
+
+// waitResolve waits until a resolver answers NOERROR for zone's SOA, recursively.
+func waitResolve(p *proc, port int, zone string) error {
+	return waitSOA(p, port, zone, true, "resolve")
+}
+
+func waitSOA(p *proc, port int, zone string, recurse bool, what string) error {
 	c := &dns.Client{Net: "udp", Timeout: 200 * time.Millisecond}
 	m := new(dns.Msg)
 	m.SetQuestion(dns.Fqdn(zone), dns.TypeSOA)
-	m.RecursionDesired = false
+	m.RecursionDesired = recurse
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		if p.exited() {
 			return fmt.Errorf("%s exited during start-up; log:\n%s", p.name, p.tail())
 		}
 		r, _, err := c.Exchange(m, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err == nil && r.Rcode == dns.RcodeSuccess && r.Authoritative {
+		if err == nil && r.Rcode == dns.RcodeSuccess && (recurse || r.Authoritative) {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("%s did not load zone %s within 15s; log:\n%s", p.name, zone, p.tail())
+	return fmt.Errorf("%s did not %s %s within 15s; log:\n%s", p.name, what, zone, p.tail())
 }
 
 // lookPath finds a server binary, also in the sbin directories a non-root PATH may lack.
