@@ -7,16 +7,9 @@ import (
 )
 
 func (s *Server) controllerList(r *reqCtx) (any, error) {
-	out := []sdnObj{}
-	for _, o := range s.view("controllers", r.params) {
-		if t := r.params.Str("type"); t != "" && o["type"] != t {
-			continue
-		}
-		if s.st.has(r.who, "/sdn/controllers/"+fmt.Sprint(o["controller"]), []string{"SDN.Audit", "SDN.Allocate"}, true) {
-			out = append(out, o)
-		}
-	}
-	return out, nil
+	return s.visible("controllers", r, func(o sdnObj) bool {
+		return typeMatches(r, o) && s.st.has(r.who, "/sdn/controllers/"+fmt.Sprint(o["controller"]), []string{"SDN.Audit", "SDN.Allocate"}, true)
+	}), nil
 }
 
 func (s *Server) controllerGet(r *reqCtx) (any, error) {
@@ -65,70 +58,56 @@ func (s *Server) controllerCheck(id string, o sdnObj) (string, error) {
 
 func (s *Server) controllerCreate(r *reqCtx) (any, error) {
 	id := r.params.Str("controller")
-	const op = "create sdn controller object"
+	w := s.sdnWrite(r, "controllers", "create sdn controller object")
 	o := storeParams(s.schema.Method("/cluster/sdn/controllers", "POST"), r.params)
 	m, err := s.controllerCheck(id, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	if err := w.lock(); err != nil {
 		return nil, err
 	}
-	cur := s.st.SDN.Current
-	if _, ok := cur["controllers"][id]; ok {
-		return nil, plainErr("%s failed: sdn controller object ID '%s' already defined", op, id)
+	if _, ok := w.objects()[id]; ok {
+		return nil, w.failed("sdn controller object ID '%s' already defined", id)
 	}
-	if m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
-	}
-	cur["controllers"][id] = o
-	return nil, nil
+	return w.store(id, o, m)
 }
 
 func (s *Server) controllerUpdate(r *reqCtx) (any, error) {
 	id := r.params.Str("controller")
-	const op = "update sdn controller object"
-	cur := s.st.SDN.Current
-	old, ok := cur["controllers"][id]
+	w := s.sdnWrite(r, "controllers", "update sdn controller object")
+	old, ok := w.objects()[id]
 	if !ok {
 		return nil, plainErr("sdn '%s' does not exist", id)
 	}
-	o, bad := applyUpdate(s.schema.Method("/cluster/sdn/controllers/{controller}", "PUT"), old, r.params, "controller", "type")
-	if bad != "" {
-		return nil, plainErr("cannot delete '%s'", bad)
+	o, err := w.update("/cluster/sdn/controllers/{controller}", old, "controller", "type")
+	if err != nil {
+		return nil, err
 	}
 	m, err := s.controllerCheck(id, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
-	if err := s.checkDigest("controllers", r.params, op); err != nil {
-		return nil, err
-	}
-	if m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
-	}
-	cur["controllers"][id] = o
-	return nil, nil
+	return w.store(id, o, m)
 }
 
 func (s *Server) controllerDelete(r *reqCtx) (any, error) {
 	id := r.params.Str("controller")
-	const op = "delete sdn controller object"
-	cur := s.st.SDN.Current
-	if _, ok := cur["controllers"][id]; !ok {
+	w := s.sdnWrite(r, "controllers", "delete sdn controller object")
+	if _, ok := w.objects()[id]; !ok {
 		return nil, plainErr("sdn '%s' does not exist", id)
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	if err := w.lock(); err != nil {
 		return nil, err
 	}
-	for _, zid := range sortedKeys(cur["zones"]) {
-		if cur["zones"][zid]["controller"] == id {
-			return nil, plainErr("%s failed: controller %s is used by %s", op, id, zid)
+	zones := s.st.SDN.Current["zones"]
+	for _, zid := range sortedKeys(zones) {
+		if zones[zid]["controller"] == id {
+			return nil, w.failed("controller %s is used by %s", id, zid)
 		}
 	}
-	delete(cur["controllers"], id)
-	return nil, nil
+	return w.remove(id)
 }
