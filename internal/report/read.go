@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/deevnet/tenant/internal/jsonval"
 	"github.com/deevnet/tenant/internal/pve"
 )
 
@@ -170,29 +170,10 @@ func Read(ctx context.Context, c *pve.Client) (Substrate, error) {
 	return s, nil
 }
 
-// str renders a JSON scalar as PVE means it (numbers arrive as float64).
-func str(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case bool:
-		if x {
-			return "1"
-		}
-		return "0"
-	default:
-		return fmt.Sprint(x)
-	}
-}
+// str and atoi read PVE's loosely typed JSON values (internal/jsonval).
+func str(v any) string { return jsonval.String(v) }
 
-func atoi(v any) int {
-	n, _ := strconv.Atoi(str(v))
-	return n
-}
+func atoi(v any) int { return jsonval.Int(v) }
 
 // netField returns key's value in a PVE property string such as "virtio=..,bridge=tn01v0,firewall=1".
 func netField(prop, key string) string {
