@@ -5,6 +5,7 @@ package pvesim
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,7 +17,7 @@ func (s *Server) vmCloudinit(r *reqCtx, vm *VM) (any, error) {
 	out := []map[string]any{}
 	eff := vm.effective()
 	for _, k := range sortedKeys(eff) {
-		if !strings.HasPrefix(k, "ipconfig") && !contains(ciKeys, k) {
+		if !strings.HasPrefix(k, "ipconfig") && !slices.Contains(ciKeys, k) {
 			continue
 		}
 		v := eff[k]

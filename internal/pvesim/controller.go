@@ -4,6 +4,7 @@ package pvesim
 
 import (
 	"fmt"
+	"slices"
 )
 
 func (s *Server) controllerList(r *reqCtx) (any, error) {
@@ -27,7 +28,7 @@ var controllerOptions = map[string]struct{ allowed, required []string }{
 func (s *Server) controllerCheck(id string, o sdnObj) (string, error) {
 	opts := controllerOptions[fmt.Sprint(o["type"])]
 	for _, k := range sortedKeys(o) {
-		if k != "controller" && k != "type" && !contains(opts.allowed, k) {
+		if k != "controller" && k != "type" && !slices.Contains(opts.allowed, k) {
 			return "", plainErr("unexpected property '%s'", k)
 		}
 	}

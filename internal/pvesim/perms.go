@@ -3,8 +3,9 @@ package pvesim
 import (
 	"fmt"
 	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -18,7 +19,7 @@ func builtinRoles() map[string][]string {
 	var pveAdmin []string
 	excluded := []string{"Sys.PowerMgmt", "Sys.Modify", "Sys.Incoming", "Sys.AccessNetwork", "Realm.Allocate", "Permissions.Modify", "Mapping.Modify"}
 	for _, p := range schema.Privileges {
-		if !contains(excluded, p) {
+		if !slices.Contains(excluded, p) {
 			pveAdmin = append(pveAdmin, p)
 		}
 	}
@@ -103,7 +104,7 @@ func (st *state) rolesFor(p principal, tokenOnly bool, path string) roleSet {
 				tok[a.Role] = a.Propagate
 			case a.Type == "user" && !tokenOnly && a.UGID == p.User:
 				usr[a.Role] = a.Propagate
-			case a.Type == "group" && !tokenOnly && contains(groups, a.UGID):
+			case a.Type == "group" && !tokenOnly && slices.Contains(groups, a.UGID):
 				grp[a.Role] = a.Propagate
 			}
 		}
@@ -303,15 +304,6 @@ func (st *state) evalCheck(p principal, chk []any, params Params, top bool) erro
 	return plain
 }
 
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 func splitPath(p string) []string {
 	p = strings.Trim(p, "/")
 	if p == "" {
@@ -320,11 +312,4 @@ func splitPath(p string) []string {
 	return strings.Split(p, "/")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

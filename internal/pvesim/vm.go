@@ -5,6 +5,7 @@ package pvesim
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -145,7 +146,7 @@ func (s *Server) vmCreate(r *reqCtx) (any, error) {
 	skip := []string{"pool", "start", "unique", "archive", "storage", "force", "live-restore", "bwlimit", "import-working-storage"}
 	sub := &reqCtx{method: r.method, template: r.template, path: r.path, vars: r.vars, params: Params{}, who: r.who}
 	for k, v := range r.params {
-		if !contains(skip, k) {
+		if !slices.Contains(skip, k) {
 			sub.params[k] = v
 		}
 	}
@@ -164,7 +165,7 @@ func (s *Server) vmCreate(r *reqCtx) (any, error) {
 			if !ok {
 				return nil, plainErr("storage '%s' does not exist", m[1])
 			}
-			if !contains(st.Content, "images") {
+			if !slices.Contains(st.Content, "images") {
 				return nil, paramErr(map[string]string{k: fmt.Sprintf("storage '%s' does not support vm images", m[1])})
 			}
 			if !r.who.isRoot() {

@@ -4,6 +4,7 @@ package pvesim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -58,7 +59,7 @@ func (s *Server) checkCloneParams(r *reqCtx, src *VM, full bool) error {
 		if !ok {
 			return plainErr("storage '%s' does not exist", st)
 		}
-		if !contains(sc.Content, "images") {
+		if !slices.Contains(sc.Content, "images") {
 			return paramErr(map[string]string{"storage": fmt.Sprintf("storage '%s' does not support vm images", st)})
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,7 +43,7 @@ func (s *Server) vmPending(r *reqCtx, vm *VM) (any, error) {
 		if v, ok := pend[k]; ok {
 			o["pending"] = v
 		}
-		if contains(vm.PendDel, k) {
+		if slices.Contains(vm.PendDel, k) {
 			o["delete"] = 1
 		}
 		out = append(out, o)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,10 +53,10 @@ func (s *Server) vmConfigWrite(r *reqCtx, vm *VM, async bool) (any, error) {
 			vm.Pending = map[string]string{}
 		}
 		ciKey := func(k string) bool {
-			return strings.HasPrefix(k, "ipconfig") || contains(ciKeys, k) || k == "name" || k == "description" || k == "tags"
+			return strings.HasPrefix(k, "ipconfig") || slices.Contains(ciKeys, k) || k == "name" || k == "description" || k == "tags"
 		}
 		for k, v := range set {
-			if vm.Status != "running" || ciKey(k) || contains(hotKeys, k) {
+			if vm.Status != "running" || ciKey(k) || slices.Contains(hotKeys, k) {
 				vm.Config[k] = v
 				delete(vm.Pending, k)
 			} else {
@@ -63,10 +64,10 @@ func (s *Server) vmConfigWrite(r *reqCtx, vm *VM, async bool) (any, error) {
 			}
 		}
 		for _, k := range dels {
-			if vm.Status != "running" || ciKey(k) || contains(hotKeys, k) {
+			if vm.Status != "running" || ciKey(k) || slices.Contains(hotKeys, k) {
 				delete(vm.Config, k)
 				delete(vm.Pending, k)
-			} else if !contains(vm.PendDel, k) {
+			} else if !slices.Contains(vm.PendDel, k) {
 				vm.PendDel = append(vm.PendDel, k)
 			}
 		}
@@ -98,7 +99,7 @@ func (s *Server) configChanges(r *reqCtx, vm *VM) (map[string]string, []string, 
 		}
 	}
 	for k, v := range r.params {
-		if contains(nonConfig, k) {
+		if slices.Contains(nonConfig, k) {
 			continue
 		}
 		sv := r.params.Str(k)
@@ -143,7 +144,7 @@ func (s *Server) configPerms(r *reqCtx, vm *VM, set map[string]string, dels []st
 	cur := vm.effective()
 	keys := append(sortedKeys(set), dels...)
 	for _, k := range keys {
-		if contains(rootOnly, k) && !r.who.isRoot() {
+		if slices.Contains(rootOnly, k) && !r.who.isRoot() {
 			return &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (only root can set '%s' config)\n", k)}
 		}
 		privs, any := optPrivs(k)
@@ -197,19 +198,19 @@ func optPrivs(k string) ([]string, bool) {
 	switch {
 	case netKeyRe.MatchString(k):
 		return []string{"VM.Config.Network"}, false
-	case strings.HasPrefix(k, "ipconfig") || contains(ciKeys, k):
+	case strings.HasPrefix(k, "ipconfig") || slices.Contains(ciKeys, k):
 		return []string{"VM.Config.Cloudinit", "VM.Config.Network"}, true
-	case contains(cpuKeys, k):
+	case slices.Contains(cpuKeys, k):
 		return []string{"VM.Config.CPU"}, false
-	case contains(memKeys, k):
+	case slices.Contains(memKeys, k):
 		return []string{"VM.Config.Memory"}, false
 	case k == "boot":
 		return []string{"VM.Config.Disk"}, false
 	case diskKeyRe.MatchString(k):
 		return []string{"VM.Config.Disk"}, false // refined by diskPrivs
-	case contains(hwKeys, k) || strings.HasPrefix(k, "hostpci") || strings.HasPrefix(k, "serial") || strings.HasPrefix(k, "usb"):
+	case slices.Contains(hwKeys, k) || strings.HasPrefix(k, "hostpci") || strings.HasPrefix(k, "serial") || strings.HasPrefix(k, "usb"):
 		return []string{"VM.Config.HWType"}, false
-	case contains(optKeys, k):
+	case slices.Contains(optKeys, k):
 		return []string{"VM.Config.Options"}, false
 	}
 	return nil, false
@@ -255,7 +256,7 @@ func parseNet(v string) map[string]string {
 		switch {
 		case !ok:
 			out["model"] = part
-		case contains(models, k):
+		case slices.Contains(models, k):
 			out["model"], out["macaddr"] = k, val
 		default:
 			out[k] = val
@@ -309,7 +310,7 @@ func (s *Server) checkBridges(vm *VM) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		b := parseNet(vm.Config[k])["bridge"]
-		if b == "" || contains(bridges, b) {
+		if b == "" || slices.Contains(bridges, b) {
 			continue
 		}
 		if _, ok := s.st.SDN.Running["vnets"][b]; ok {

@@ -4,6 +4,7 @@ package pvesim
 
 import (
 	"fmt"
+	"slices"
 )
 
 var zoneOptions = map[string]struct{ allowed, required []string }{
@@ -21,7 +22,7 @@ var zoneCommon = []string{"zone", "type", "nodes", "ipam", "dns", "reversedns", 
 func (s *Server) zoneTypeCheck(typ string, o sdnObj) error {
 	opts := zoneOptions[typ]
 	for _, k := range sortedKeys(o) {
-		if !contains(zoneCommon, k) && !contains(opts.allowed, k) {
+		if !slices.Contains(zoneCommon, k) && !slices.Contains(opts.allowed, k) {
 			return plainErr("unexpected property '%s'", k)
 		}
 	}

@@ -3,6 +3,7 @@ package sdnrender
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,7 +35,7 @@ func renderInterfaces(cfg *Config, node Node) (string, []string) {
 			warn = append(warn, fmt.Sprintf("can't generate vnet '%s': zone %s don't exist", id, vnet.Zone))
 			continue
 		}
-		if len(zone.Nodes) > 0 && !contains(zone.Nodes, node.Name) {
+		if len(zone.Nodes) > 0 && !slices.Contains(zone.Nodes, node.Name) {
 			continue
 		}
 		if zone.Type != "evpn" {
@@ -72,7 +73,7 @@ func evpnVNetStanzas(st stanzas, cfg *Config, node Node, zoneID string, zone Zon
 	if zone.MTU != 0 {
 		mtu = zone.MTU
 	}
-	exit := contains(zone.ExitNodes, node.Name)
+	exit := slices.Contains(zone.ExitNodes, node.Name)
 	vrf := "vrf_" + zoneID
 	mtuLine := "mtu " + strconv.Itoa(mtu)
 

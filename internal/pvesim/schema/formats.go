@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -204,7 +205,7 @@ func (s *Schema) checkAltFormat(path, name, v string) (msg string, ok bool) {
 		}
 		return fmt.Sprintf("unable to parse volume ID '%s'\n", v), true
 	case "pve-priv":
-		if !contains(Privileges, v) {
+		if !slices.Contains(Privileges, v) {
 			return fmt.Sprintf("invalid privilege '%s'\n", v), true
 		}
 		return "", true

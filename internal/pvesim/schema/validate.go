@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,25 +84,16 @@ func (s *Schema) Validate(schema *Param, params Params) map[string]string {
 func (s *Schema) Instance(p *Param, params Params) *Param {
 	if len(p.OneOf) > 0 {
 		for _, v := range p.OneOf {
-			if contains(v.InstanceTypes, params.Str(p.TypeProperty)) {
+			if slices.Contains(v.InstanceTypes, params.Str(p.TypeProperty)) {
 				return v
 			}
 		}
 		return nil
 	}
-	if len(p.InstanceTypes) > 0 && p.TypeProperty != "" && !contains(p.InstanceTypes, params.Str(p.TypeProperty)) {
+	if len(p.InstanceTypes) > 0 && p.TypeProperty != "" && !slices.Contains(p.InstanceTypes, params.Str(p.TypeProperty)) {
 		return nil
 	}
 	return p
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Schema) checkValue(path string, p *Param, v any) string {
@@ -183,7 +175,7 @@ func (s *Schema) checkScalar(path string, p *Param, v string) string {
 			return fmt.Sprintf("value must have a maximum value of %s", fmtNum(float64(*p.Maximum)))
 		}
 	}
-	if len(p.Enum) > 0 && !contains(p.Enum, v) {
+	if len(p.Enum) > 0 && !slices.Contains(p.Enum, v) {
 		return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.Enum, ", "))
 	}
 	return ""
