@@ -142,10 +142,10 @@ func (s *Server) accessRoutes() map[string]handlerFunc {
 		"GET /access/users/{userid}":                    s.userGet,
 		"PUT /access/users/{userid}":                    s.userUpdate,
 		"DELETE /access/users/{userid}":                 s.userDelete,
-		"GET /access/users/{userid}/token":              s.tokenList,
-		"GET /access/users/{userid}/token/{tokenid}":    s.tokenGet,
-		"POST /access/users/{userid}/token/{tokenid}":   s.tokenCreate,
-		"PUT /access/users/{userid}/token/{tokenid}":    s.tokenUpdate,
-		"DELETE /access/users/{userid}/token/{tokenid}": s.tokenDelete,
+		"GET /access/users/{userid}/token":              s.onUser(s.tokenList),
+		"GET /access/users/{userid}/token/{tokenid}":    s.onUser(s.tokenGet),
+		"POST /access/users/{userid}/token/{tokenid}":   s.onUser(s.tokenCreate),
+		"PUT /access/users/{userid}/token/{tokenid}":    s.onUser(s.tokenUpdate),
+		"DELETE /access/users/{userid}/token/{tokenid}": s.onUser(s.tokenDelete),
 	}
 }
