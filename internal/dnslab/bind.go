@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/deevnet/tenant/internal/testenv"
 )
 
 // BINDZone is a primary zone of the lab BIND with its update-policy grants,
@@ -39,14 +37,9 @@ const BINDPackages = "bind9"
 // StartBIND starts named with the keys and zones and stops it at cleanup.
 func StartBIND(t testing.TB, keys []Key, zones []BINDZone) *BIND {
 	t.Helper()
-	missing := Have("named", "named-checkconf")
-	testenv.Require(t, "BIND ("+BINDPackages+"); missing "+strings.Join(missing, ", "), len(missing) == 0)
-	b, err := startBIND(t.TempDir(), bindOptions{}, keys, zones)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Stop)
-	return b
+	return startForTest(t, "BIND", BINDPackages, []string{"named", "named-checkconf"}, func(dir string) (*BIND, error) {
+		return startBIND(dir, bindOptions{}, keys, zones)
+	})
 }
 
 // bindOptions: a zero port is a free one, an empty site the seed's.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,16 +32,11 @@ const PDNSPackages = "pdns-server pdns-backend-sqlite3 sqlite3"
 // StartPowerDNS starts PowerDNS for the test and stops it at cleanup.
 func StartPowerDNS(t testing.TB) *PowerDNS {
 	t.Helper()
-	missing := Have("pdns_server", "sqlite3")
-	testenv.Require(t, "PowerDNS ("+PDNSPackages+"); missing "+strings.Join(missing, ", "), len(missing) == 0)
 	_, err := os.Stat("/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql")
 	testenv.Require(t, "pdns-backend-sqlite3 schema", err == nil)
-	p, err := startPowerDNS(t.TempDir(), pdnsOptions{APIKey: "dnslab-api-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Stop)
-	return p
+	return startForTest(t, "PowerDNS", PDNSPackages, []string{"pdns_server", "sqlite3"}, func(dir string) (*PowerDNS, error) {
+		return startPowerDNS(dir, pdnsOptions{APIKey: "dnslab-api-key"})
+	})
 }
 
 // pdnsOptions are what the test lab and the site lab (cmd/dnslab) set differently; a zero port

@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
+	"github.com/deevnet/tenant/internal/testenv"
 	"github.com/miekg/dns"
 )
 
@@ -59,6 +61,20 @@ func siteOrDefault(site string) string {
 		return DefaultSite
 	}
 	return site
+}
+
+// startForTest starts a server for the test in its temp directory and stops it at cleanup; a
+// missing binary of bins skips the test (fails it in CI), naming the Debian packages.
+func startForTest[S interface{ Stop() }](t testing.TB, what, packages string, bins []string, start func(dir string) (S, error)) S {
+	t.Helper()
+	missing := Have(bins...)
+	testenv.Require(t, what+" ("+packages+"); missing "+strings.Join(missing, ", "), len(missing) == 0)
+	srv, err := start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
 }
 
 // proc is a server started by the lab.

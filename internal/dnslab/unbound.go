@@ -6,10 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
-
-	"github.com/deevnet/tenant/internal/testenv"
 )
 
 // Stub sends queries for Zone to the authoritative server on 127.0.0.1:Port.
@@ -33,14 +30,9 @@ const UnboundPackages = "unbound"
 // query outside the stubs (use the authoritative server's port).
 func StartUnbound(t testing.TB, stubs []Stub, forwardPort int) *Unbound {
 	t.Helper()
-	missing := Have("unbound")
-	testenv.Require(t, "Unbound ("+UnboundPackages+"); missing "+strings.Join(missing, ", "), len(missing) == 0)
-	u, err := startUnbound(t.TempDir(), 0, stubs, forwardPort)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(u.Stop)
-	return u
+	return startForTest(t, "Unbound", UnboundPackages, []string{"unbound"}, func(dir string) (*Unbound, error) {
+		return startUnbound(dir, 0, stubs, forwardPort)
+	})
 }
 
 // startUnbound starts unbound on port (0: a free one).

@@ -77,9 +77,9 @@ func (s *Server) controllerCreate(r *reqCtx) (any, error) {
 func (s *Server) controllerUpdate(r *reqCtx) (any, error) {
 	id := r.params.Str("controller")
 	w := s.sdnWrite(r, "controllers", "update sdn controller object")
-	old, ok := w.objects()[id]
-	if !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
+	old, err := w.existing(id)
+	if err != nil {
+		return nil, err
 	}
 	o, err := w.update("/cluster/sdn/controllers/{controller}", old, "controller", "type")
 	if err != nil {
@@ -98,8 +98,8 @@ func (s *Server) controllerUpdate(r *reqCtx) (any, error) {
 func (s *Server) controllerDelete(r *reqCtx) (any, error) {
 	id := r.params.Str("controller")
 	w := s.sdnWrite(r, "controllers", "delete sdn controller object")
-	if _, ok := w.objects()[id]; !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
+	if _, err := w.existing(id); err != nil {
+		return nil, err
 	}
 	if err := w.lock(); err != nil {
 		return nil, err

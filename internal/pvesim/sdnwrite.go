@@ -38,6 +38,15 @@ func (s *Server) sdnWrite(r *reqCtx, kind, op string) sdnWrite {
 // objects is the kind's section of the staged (current) config.
 func (w sdnWrite) objects() map[string]sdnObj { return w.s.st.SDN.Current[w.kind] }
 
+// existing is the staged object id, or PVE's "sdn '<id>' does not exist" (zones, controllers).
+func (w sdnWrite) existing(id string) (sdnObj, error) {
+	o, ok := w.objects()[id]
+	if !ok {
+		return nil, plainErr("sdn '%s' does not exist", id)
+	}
+	return o, nil
+}
+
 // lock checks the SDN lock token, as every write does first or early.
 func (w sdnWrite) lock() error { return w.s.checkLockToken(w.r.params, w.op+" failed") }
 

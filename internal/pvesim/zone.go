@@ -121,9 +121,9 @@ func (s *Server) zoneMAC(o sdnObj) {
 func (s *Server) zoneUpdate(r *reqCtx) (any, error) {
 	id := r.params.Str("zone")
 	w := s.sdnWrite(r, "zones", "update sdn zone object")
-	old, ok := w.objects()[id]
-	if !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
+	old, err := w.existing(id)
+	if err != nil {
+		return nil, err
 	}
 	o, err := w.update("/cluster/sdn/zones/{zone}", old, "zone", "type")
 	if err != nil {
@@ -159,8 +159,8 @@ func (s *Server) zoneHasSubnets(zone string) bool {
 func (s *Server) zoneDelete(r *reqCtx) (any, error) {
 	id := r.params.Str("zone")
 	w := s.sdnWrite(r, "zones", "delete sdn zone object")
-	if _, ok := w.objects()[id]; !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
+	if _, err := w.existing(id); err != nil {
+		return nil, err
 	}
 	if err := w.lock(); err != nil {
 		return nil, err
