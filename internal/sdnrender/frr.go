@@ -362,6 +362,24 @@ func (f *frrConf) String(hostname string) string {
 	w("hostname %s", hostname)
 	w("log syslog informational")
 	w("service integrated-vtysh-config")
+	f.writeBGP(w)
+	writeLists(w, f.prefixLists)
+	f.writeOpenfabric(w)
+	f.writeOSPF(w)
+	writeLists(w, f.accessLists)
+	f.writeRouteMaps(w)
+	f.writeStatic(w)
+	w("!")
+	w("line vty")
+	w("!")
+	return b.String()
+}
+
+// frrWriter writes one line of frr.conf.
+type frrWriter func(format string, a ...any)
+
+// writeBGP writes the VRFs and the BGP routers, the default one and one per VRF.
+func (f *frrConf) writeBGP(w frrWriter) {
 	for _, name := range sortedKeys(f.vrfs) {
 		v := f.vrfs[name]
 		w("!")
@@ -383,12 +401,20 @@ func (f *frrConf) String(hostname string) string {
 		r.write(w)
 		w("exit")
 	}
-	for _, name := range sortedKeys(f.prefixLists) {
+}
+
+// writeLists writes prefix or access lists, one block per list.
+func writeLists(w frrWriter, lists map[string][]string) {
+	for _, name := range sortedKeys(lists) {
 		w("!")
-		for _, l := range f.prefixLists[name] {
+		for _, l := range lists[name] {
 			w("%s", l)
 		}
 	}
+}
+
+// writeOpenfabric writes the openfabric routers and their interfaces.
+func (f *frrConf) writeOpenfabric(w frrWriter) {
 	for _, name := range sortedKeys(f.ofRouters) {
 		w("!")
 		w("router openfabric %s", name)
@@ -419,6 +445,10 @@ func (f *frrConf) String(hostname string) string {
 		}
 		w("exit")
 	}
+}
+
+// writeOSPF writes the OSPF router and its interfaces.
+func (f *frrConf) writeOSPF(w frrWriter) {
 	if f.ospfRouter != "" {
 		w("!")
 		w("router ospf")
@@ -438,12 +468,9 @@ func (f *frrConf) String(hostname string) string {
 		}
 		w("exit")
 	}
-	for _, name := range sortedKeys(f.accessLists) {
-		w("!")
-		for _, l := range f.accessLists[name] {
-			w("%s", l)
-		}
-	}
+}
+
+func (f *frrConf) writeRouteMaps(w frrWriter) {
 	for _, name := range sortedKeys(f.routeMaps) {
 		for _, e := range f.routeMaps[name] {
 			w("!")
@@ -457,6 +484,10 @@ func (f *frrConf) String(hostname string) string {
 			w("exit")
 		}
 	}
+}
+
+// writeStatic writes the static routes and which route map each routing protocol's routes take.
+func (f *frrConf) writeStatic(w frrWriter) {
 	for _, r := range f.ipRoutes {
 		w("!")
 		w("%s", r)
@@ -475,10 +506,6 @@ func (f *frrConf) String(hostname string) string {
 			w("ipv6 protocol openfabric route-map %s", f.protoOF6)
 		}
 	}
-	w("!")
-	w("line vty")
-	w("!")
-	return b.String()
 }
 
 func (r *bgpRouter) write(w func(string, ...any)) {
