@@ -39,67 +39,77 @@ func Markdown(v View) string {
 		b.WriteString(checkRow("(site)", c))
 	}
 
+	markdownFabric(&b, v.Substrate)
+	b.WriteString("\n## Tenants\n")
+	for _, t := range v.Tenants {
+		markdownTenant(&b, t)
+	}
+	return b.String()
+}
+
+// markdownFabric writes the fabric's members and the controllers.
+func markdownFabric(b *strings.Builder, s Substrate) {
 	b.WriteString("\n## Fabric\n\n| node | status | fabric | VTEP loopback |\n|---|---|---|---|\n")
-	for _, n := range v.Substrate.Nodes {
+	for _, n := range s.Nodes {
 		fab, ip := "(not a member)", ""
-		for _, fn := range v.Substrate.FabricNodes {
+		for _, fn := range s.FabricNodes {
 			if fn.Node == n.Name {
 				fab, ip = fn.Fabric, fn.IP
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(n.Name), md(n.Status), md(fab), md(ip))
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", md(n.Name), md(n.Status), md(fab), md(ip))
 	}
-	for _, c := range v.Substrate.Controllers {
-		fmt.Fprintf(&b, "\nController `%s` (%s, ASN %s).\n", md(c.ID), md(c.Type), md(c.ASN))
+	for _, c := range s.Controllers {
+		fmt.Fprintf(b, "\nController `%s` (%s, ASN %s).\n", md(c.ID), md(c.Type), md(c.ASN))
 	}
 
-	b.WriteString("\n## Tenants\n")
-	for _, t := range v.Tenants {
-		p := t.Plan
-		fmt.Fprintf(&b, "\n### %s (index %d)\n\n| object | plan | read back |\n|---|---|---|\n", md(p.Name), p.Index)
-		zone := "**MISSING**"
-		if t.Zone != nil {
-			zone = fmt.Sprintf("%s, VRF VNI %s, controller %s", t.Zone.Type, t.Zone.VRFVXLAN, t.Zone.Controller)
-		}
-		fmt.Fprintf(&b, "| zone (VRF) | %s = %s, VNI %d | %s |\n", p.Zone, p.VRFDevice, p.VRFVXLAN, md(zone))
-		for _, vn := range t.VNets {
-			got := "**MISSING**"
-			if vn.Found != nil {
-				got = fmt.Sprintf("VNI %s in %s", vn.Found.Tag, vn.Found.Zone)
-				for _, s := range vn.Found.Subnets {
-					got += fmt.Sprintf("; subnet %s gw %s", s.CIDR, s.Gateway)
-				}
-			}
-			fmt.Fprintf(&b, "| VNet %s | VNI %d, %s gw %s | %s |\n", vn.Plan.ID, vn.Plan.Tag, vn.Plan.Subnet, vn.Plan.Gateway, md(got))
-		}
-		for _, vm := range t.VMs {
-			want := "(not planned)"
-			if vm.Plan != nil {
-				want = fmt.Sprintf("%s (vmid %d) %s", vm.Plan.Name, vm.Plan.VMID, vm.Plan.Address)
-			}
-			got := "**MISSING**"
-			if vm.Found != nil {
-				got = fmt.Sprintf("%s on %s, %s, bridge %s, pool %s", orNone(vm.Address), vm.Found.Node, vm.Found.Status,
-					orNone(vm.Found.Bridge), orNone(vm.Found.Pool))
-				if pr := vm.Problems(); len(pr) > 0 {
-					got += " **(" + strings.Join(pr, "; ") + ")**"
-				}
-			}
-			fmt.Fprintf(&b, "| VM %s | %s | %s |\n", md(vm.Name()), md(want), md(got))
-		}
-		fmt.Fprintf(&b, "\nDNS zones %s and %s, read through the resolver:\n\n| name | type | answer |\n|---|---|---|\n",
-			p.DNSZone, p.ReverseZone)
-		for _, vm := range t.VMs {
-			if vm.Plan != nil {
-				b.WriteString(recordRow(vm.A))
-				b.WriteString(recordRow(vm.PTR))
+}
+
+// markdownTenant writes a tenant's objects, planned against read back, and its records.
+func markdownTenant(b *strings.Builder, t TenantView) {
+	p := t.Plan
+	fmt.Fprintf(b, "\n### %s (index %d)\n\n| object | plan | read back |\n|---|---|---|\n", md(p.Name), p.Index)
+	zone := "**MISSING**"
+	if t.Zone != nil {
+		zone = fmt.Sprintf("%s, VRF VNI %s, controller %s", t.Zone.Type, t.Zone.VRFVXLAN, t.Zone.Controller)
+	}
+	fmt.Fprintf(b, "| zone (VRF) | %s = %s, VNI %d | %s |\n", p.Zone, p.VRFDevice, p.VRFVXLAN, md(zone))
+	for _, vn := range t.VNets {
+		got := "**MISSING**"
+		if vn.Found != nil {
+			got = fmt.Sprintf("VNI %s in %s", vn.Found.Tag, vn.Found.Zone)
+			for _, s := range vn.Found.Subnets {
+				got += fmt.Sprintf("; subnet %s gw %s", s.CIDR, s.Gateway)
 			}
 		}
-		for _, r := range t.Records {
-			b.WriteString(recordRow(r))
+		fmt.Fprintf(b, "| VNet %s | VNI %d, %s gw %s | %s |\n", vn.Plan.ID, vn.Plan.Tag, vn.Plan.Subnet, vn.Plan.Gateway, md(got))
+	}
+	for _, vm := range t.VMs {
+		want := "(not planned)"
+		if vm.Plan != nil {
+			want = fmt.Sprintf("%s (vmid %d) %s", vm.Plan.Name, vm.Plan.VMID, vm.Plan.Address)
+		}
+		got := "**MISSING**"
+		if vm.Found != nil {
+			got = fmt.Sprintf("%s on %s, %s, bridge %s, pool %s", orNone(vm.Address), vm.Found.Node, vm.Found.Status,
+				orNone(vm.Found.Bridge), orNone(vm.Found.Pool))
+			if pr := vm.Problems(); len(pr) > 0 {
+				got += " **(" + strings.Join(pr, "; ") + ")**"
+			}
+		}
+		fmt.Fprintf(b, "| VM %s | %s | %s |\n", md(vm.Name()), md(want), md(got))
+	}
+	fmt.Fprintf(b, "\nDNS zones %s and %s, read through the resolver:\n\n| name | type | answer |\n|---|---|---|\n",
+		p.DNSZone, p.ReverseZone)
+	for _, vm := range t.VMs {
+		if vm.Plan != nil {
+			b.WriteString(recordRow(vm.A))
+			b.WriteString(recordRow(vm.PTR))
 		}
 	}
-	return b.String()
+	for _, r := range t.Records {
+		b.WriteString(recordRow(r))
+	}
 }
 
 func (v View) counts() (total, failed int) {
