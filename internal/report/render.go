@@ -62,7 +62,6 @@ func markdownFabric(b *strings.Builder, s Substrate) {
 	for _, c := range s.Controllers {
 		fmt.Fprintf(b, "\nController `%s` (%s, ASN %s).\n", md(c.ID), md(c.Type), md(c.ASN))
 	}
-
 }
 
 // markdownTenant writes a tenant's objects, planned against read back, and its records.
