@@ -87,6 +87,23 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 		}
 		return out, err
 	}
+	report := func(done []Op) { out.Objects, out.PendingObjects = results(desired, remove, ix, done) }
+	if err := lockedApply(ctx, api, ops, ix, &out, report); err != nil {
+		return out, err
+	}
+	out.Applied = true
+	for i := range out.Objects {
+		out.Objects[i].Pending = StateNone
+	}
+	out.PendingObjects = nil
+	return out, nil
+}
+
+// lockedApply takes the SDN lock, stages ops under it and applies them. report(done) resets the
+// reported objects to those of done having been staged. On a staging failure it rolls back when
+// nothing of ours was pending before (the lock then proves nobody else staged), else it only
+// releases the lock; a failed commit releases the lock and leaves the changes staged.
+func lockedApply(ctx context.Context, api API, ops []Op, ix Index, out *Outcome, report func(done []Op)) error {
 	ownPendingBefore := false
 	for _, o := range ix {
 		if o.State != StateNone {
@@ -96,26 +113,26 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 	token, err := api.Lock(ctx, ownPendingBefore)
 	if err != nil {
 		// Refused before staging: report only what was pending already.
-		out.Objects, out.PendingObjects = results(desired, remove, ix, nil)
-		return out, err
+		report(nil)
+		return err
 	}
 	n, err := api.Stage(ctx, ops, token)
 	out.Staged = n
 	if err != nil {
-		out.Objects, out.PendingObjects = results(desired, remove, ix, ops[:n])
+		report(ops[:n])
 		if !ownPendingBefore {
 			if rerr := api.Rollback(ctx, token); rerr != nil {
 				// PVE cannot roll back before the first apply ever: give the lock back at least.
-				return out, errors.Join(err, rerr, api.Unlock(ctx, token))
+				return errors.Join(err, rerr, api.Unlock(ctx, token))
 			}
 			out.Staged = 0
-			out.Objects, out.PendingObjects = results(desired, remove, ix, nil)
-			return out, fmt.Errorf("%w (rolled back the %d change(s) staged before it)", err, n)
+			report(nil)
+			return fmt.Errorf("%w (rolled back the %d change(s) staged before it)", err, n)
 		}
 		if uerr := api.Unlock(ctx, token); uerr != nil {
-			return out, errors.Join(err, uerr)
+			return errors.Join(err, uerr)
 		}
-		return out, err
+		return err
 	}
 	upid, err := api.Apply(ctx, token)
 	out.UPID = upid
@@ -123,17 +140,12 @@ func Converge(ctx context.Context, api API, desired []Desired, remove []Object, 
 		if upid == "" {
 			// The commit failed, so PVE kept the lock: release it and leave the changes staged.
 			if uerr := api.Unlock(ctx, token); uerr != nil {
-				return out, errors.Join(err, uerr)
+				return errors.Join(err, uerr)
 			}
 		}
-		return out, err
+		return err
 	}
-	out.Applied = true
-	for i := range out.Objects {
-		out.Objects[i].Pending = StateNone
-	}
-	out.PendingObjects = nil
-	return out, nil
+	return nil
 }
 
 // results reports every managed object with its action and the pending state it will have.
