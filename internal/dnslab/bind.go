@@ -49,16 +49,11 @@ type bindOptions struct {
 }
 
 func startBIND(dir string, o bindOptions, keys []Key, zones []BINDZone) (*BIND, error) {
-	port, err := portOrFree(o.Port)
-	if err != nil {
+	if err := freePorts(&o.Port, &o.StatsPort); err != nil {
 		return nil, err
 	}
-	statsPort, err := portOrFree(o.StatsPort)
-	if err != nil {
-		return nil, err
-	}
-	site := siteOrDefault(o.Site)
-	b := &BIND{Dir: dir, Port: port, StatsPort: statsPort}
+	port, site := o.Port, siteOrDefault(o.Site)
+	b := &BIND{Dir: dir, Port: port, StatsPort: o.StatsPort}
 	data := filepath.Join(dir, "data")
 	// named started as root drops capabilities: its directories must belong to the running uid.
 	if err := os.MkdirAll(data, 0o755); err != nil {
@@ -78,7 +73,7 @@ func startBIND(dir string, o bindOptions, keys []Key, zones []BINDZone) (*BIND, 
 };
 controls { };
 statistics-channels { inet 127.0.0.1 port %d allow { 127.0.0.1; }; };
-`, data, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), port, statsPort)
+`, data, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), port, o.StatsPort)
 	for _, k := range keys {
 		fmt.Fprintf(&conf, "key %q { algorithm %s; secret %q; };\n", k.Name, k.Algorithm, k.Secret)
 	}
@@ -103,6 +98,7 @@ statistics-channels { inet 127.0.0.1 port %d allow { 127.0.0.1; }; };
 		return nil, fmt.Errorf("named-checkconf: %w: %s", err, out)
 	}
 	bin, _ := lookPath("named")
+	var err error
 	b.proc, err = start("named", bin, []string{"-4", "-g", "-c", cf}, filepath.Join(dir, "named.log"))
 	if err != nil {
 		return nil, err

@@ -48,15 +48,10 @@ type pdnsOptions struct {
 }
 
 func startPowerDNS(dir string, o pdnsOptions) (*PowerDNS, error) {
-	port, err := portOrFree(o.Port)
-	if err != nil {
+	if err := freePorts(&o.Port, &o.APIPort); err != nil {
 		return nil, err
 	}
-	apiPort, err := portOrFree(o.APIPort)
-	if err != nil {
-		return nil, err
-	}
-	site := siteOrDefault(o.Site)
+	port, apiPort, site := o.Port, o.APIPort, siteOrDefault(o.Site)
 	p := &PowerDNS{Dir: dir, Port: port, APIPort: apiPort, APIKey: o.APIKey, Site: site, http: &http.Client{Timeout: 10 * time.Second}}
 	db := filepath.Join(dir, "pdns.sqlite3")
 	// a lab restarted in the same directory starts from an empty database

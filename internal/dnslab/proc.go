@@ -45,12 +45,18 @@ func FreePort() (int, error) {
 	return 0, errors.New("finding a free port: no port free for both TCP and UDP")
 }
 
-// portOrFree returns port, or a free port when it is 0.
-func portOrFree(port int) (int, error) {
-	if port != 0 {
-		return port, nil
+// freePorts replaces each 0 among ports by a free port.
+func freePorts(ports ...*int) error {
+	for _, p := range ports {
+		if *p == 0 {
+			n, err := FreePort()
+			if err != nil {
+				return err
+			}
+			*p = n
+		}
 	}
-	return FreePort()
+	return nil
 }
 
 // DefaultSite is the site zone of the seed: the name servers of the lab's zones are ns1.<site>.

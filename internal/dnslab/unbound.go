@@ -37,7 +37,7 @@ func StartUnbound(t testing.TB, stubs []Stub, forwardPort int) *Unbound {
 
 // startUnbound starts unbound on port (0: a free one).
 func startUnbound(dir string, port int, stubs []Stub, forwardPort int) (*Unbound, error) {
-	port, err := portOrFree(port)
+	err := freePorts(&port)
 	if err != nil {
 		return nil, err
 	}

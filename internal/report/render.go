@@ -9,7 +9,7 @@ import (
 // read-back details (fabric, each tenant's objects and records).
 func Markdown(v View) string {
 	var b strings.Builder
-	total, failed := v.counts()
+	total, failed := v.Counts()
 	fmt.Fprintf(&b, "# Substrate report: %s\n\n", md(v.Site.Zone))
 	fmt.Fprintf(&b, "Generated %s by `deevnet.tenant.verify` from what the Proxmox VE API and the resolver (%s) answered: "+
 		"read back, not taken from the declarations.\n\n", md(v.GeneratedAt), md(orNone(v.Resolver)))
@@ -111,7 +111,8 @@ func markdownTenant(b *strings.Builder, t TenantView) {
 	}
 }
 
-func (v View) counts() (total, failed int) {
+// Counts is how many checks ran (the tenants' and the site's) and how many failed.
+func (v View) Counts() (total, failed int) {
 	for _, t := range v.Tenants {
 		total += len(t.Checks)
 		failed += len(t.Failed())
