@@ -31,3 +31,11 @@ func withOptional(o map[string]any, kv ...string) map[string]any {
 	}
 	return o
 }
+
+// find is m[id], or PVE's error for a missing object (format takes the id).
+func find[T any](m map[string]*T, id, format string) (*T, error) {
+	if o := m[id]; o != nil {
+		return o, nil
+	}
+	return nil, plainErr(format, id)
+}

@@ -36,9 +36,9 @@ func (s *Server) poolList(r *reqCtx) (any, error) {
 
 func (s *Server) poolGet(r *reqCtx) (any, error) {
 	id := r.params.Str("poolid")
-	p := s.st.Pools[id]
-	if p == nil {
-		return nil, plainErr("pool '%s' does not exist", id)
+	p, err := find(s.st.Pools, id, "pool '%s' does not exist")
+	if err != nil {
+		return nil, err
 	}
 	return withOptional(map[string]any{"members": s.poolMembers(id)}, "comment", p.Comment), nil
 }
@@ -57,9 +57,9 @@ func (s *Server) poolCreate(r *reqCtx) (any, error) {
 
 func (s *Server) poolUpdate(r *reqCtx) (any, error) {
 	id := r.params.Str("poolid")
-	p := s.st.Pools[id]
-	if p == nil {
-		return nil, plainErr("update pools failed: pool '%s' does not exist", id)
+	p, err := find(s.st.Pools, id, "update pools failed: pool '%s' does not exist")
+	if err != nil {
+		return nil, err
 	}
 	r.updateStr(&p.Comment, "comment")
 	for _, v := range schema.SplitList(r.params.Str("vms")) {
@@ -87,8 +87,8 @@ func (s *Server) poolUpdate(r *reqCtx) (any, error) {
 
 func (s *Server) poolDelete(r *reqCtx) (any, error) {
 	id := r.params.Str("poolid")
-	if s.st.Pools[id] == nil {
-		return nil, plainErr("delete pool failed: pool '%s' does not exist", id)
+	if _, err := find(s.st.Pools, id, "delete pool failed: pool '%s' does not exist"); err != nil {
+		return nil, err
 	}
 	if len(s.poolMembers(id)) > 0 {
 		return nil, plainErr("delete pool failed: pool '%s' is not empty", id)

@@ -1,5 +1,17 @@
 package pvesim
 
+// on adapts a handler of one object (a VM, a user): lookup finds the request's object, with PVE's
+// error when there is none, before h runs.
+func on[T any](lookup func(r *reqCtx) (T, error), h func(r *reqCtx, obj T) (any, error)) handlerFunc {
+	return func(r *reqCtx) (any, error) {
+		obj, err := lookup(r)
+		if err != nil {
+			return nil, err
+		}
+		return h(r, obj)
+	}
+}
+
 // routes maps "METHOD /template" to its handler. Schema paths without a
 // handler answer 501, like a method PVE does not implement.
 func (s *Server) routes() map[string]handlerFunc {
@@ -94,28 +106,28 @@ func (s *Server) sdnRoutes() map[string]handlerFunc {
 // vmRoutes: QEMU VMs.
 func (s *Server) vmRoutes() map[string]handlerFunc {
 	return map[string]handlerFunc{
-		"GET /nodes/{node}/qemu/{vmid}/cloudinit":                    s.onVM(s.vmCloudinit),
-		"GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces": s.onVM(s.vmAgentInterfaces),
-		"PUT /nodes/{node}/qemu/{vmid}/cloudinit":                    s.onVM(s.vmCloudinitRegen),
-		"GET /nodes/{node}/qemu/{vmid}/cloudinit/dump":               s.onVM(s.vmCloudinitDump),
+		"GET /nodes/{node}/qemu/{vmid}/cloudinit":                    on(s.getVM, s.vmCloudinit),
+		"GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces": on(s.getVM, s.vmAgentInterfaces),
+		"PUT /nodes/{node}/qemu/{vmid}/cloudinit":                    on(s.getVM, s.vmCloudinitRegen),
+		"GET /nodes/{node}/qemu/{vmid}/cloudinit/dump":               on(s.getVM, s.vmCloudinitDump),
 		"POST /nodes/{node}/qemu":                                    s.vmCreate,
 		"GET /nodes/{node}/qemu":                                     s.qemuList,
 		"GET /nodes/{node}/qemu/{vmid}":                              s.vmIndex,
-		"DELETE /nodes/{node}/qemu/{vmid}":                           s.onVM(s.vmDelete),
-		"POST /nodes/{node}/qemu/{vmid}/clone":                       s.onVM(s.vmClone),
-		"GET /nodes/{node}/qemu/{vmid}/config":                       s.onVM(s.vmConfigGet),
-		"POST /nodes/{node}/qemu/{vmid}/config":                      s.onVM(s.vmConfigPost),
-		"PUT /nodes/{node}/qemu/{vmid}/config":                       s.onVM(s.vmConfigPut),
-		"GET /nodes/{node}/qemu/{vmid}/pending":                      s.onVM(s.vmPending),
-		"PUT /nodes/{node}/qemu/{vmid}/resize":                       s.onVM(s.vmResize),
+		"DELETE /nodes/{node}/qemu/{vmid}":                           on(s.getVM, s.vmDelete),
+		"POST /nodes/{node}/qemu/{vmid}/clone":                       on(s.getVM, s.vmClone),
+		"GET /nodes/{node}/qemu/{vmid}/config":                       on(s.getVM, s.vmConfigGet),
+		"POST /nodes/{node}/qemu/{vmid}/config":                      on(s.getVM, s.vmConfigPost),
+		"PUT /nodes/{node}/qemu/{vmid}/config":                       on(s.getVM, s.vmConfigPut),
+		"GET /nodes/{node}/qemu/{vmid}/pending":                      on(s.getVM, s.vmPending),
+		"PUT /nodes/{node}/qemu/{vmid}/resize":                       on(s.getVM, s.vmResize),
 		"GET /nodes/{node}/qemu/{vmid}/status":                       s.vmStatusIndex,
-		"GET /nodes/{node}/qemu/{vmid}/status/current":               s.onVM(s.vmStatusCurrent),
+		"GET /nodes/{node}/qemu/{vmid}/status/current":               on(s.getVM, s.vmStatusCurrent),
 		"POST /nodes/{node}/qemu/{vmid}/status/start":                s.vmPower("start"),
 		"POST /nodes/{node}/qemu/{vmid}/status/stop":                 s.vmPower("stop"),
 		"POST /nodes/{node}/qemu/{vmid}/status/shutdown":             s.vmPower("shutdown"),
 		"POST /nodes/{node}/qemu/{vmid}/status/reboot":               s.vmPower("reboot"),
 		"POST /nodes/{node}/qemu/{vmid}/status/reset":                s.vmPower("reset"),
-		"POST /nodes/{node}/qemu/{vmid}/template":                    s.onVM(s.vmTemplate),
+		"POST /nodes/{node}/qemu/{vmid}/template":                    on(s.getVM, s.vmTemplate),
 	}
 }
 
@@ -142,10 +154,10 @@ func (s *Server) accessRoutes() map[string]handlerFunc {
 		"GET /access/users/{userid}":                    s.userGet,
 		"PUT /access/users/{userid}":                    s.userUpdate,
 		"DELETE /access/users/{userid}":                 s.userDelete,
-		"GET /access/users/{userid}/token":              s.onUser(s.tokenList),
-		"GET /access/users/{userid}/token/{tokenid}":    s.onUser(s.tokenGet),
-		"POST /access/users/{userid}/token/{tokenid}":   s.onUser(s.tokenCreate),
-		"PUT /access/users/{userid}/token/{tokenid}":    s.onUser(s.tokenUpdate),
-		"DELETE /access/users/{userid}/token/{tokenid}": s.onUser(s.tokenDelete),
+		"GET /access/users/{userid}/token":              on(s.userOf, s.tokenList),
+		"GET /access/users/{userid}/token/{tokenid}":    on(s.userOf, s.tokenGet),
+		"POST /access/users/{userid}/token/{tokenid}":   on(s.userOf, s.tokenCreate),
+		"PUT /access/users/{userid}/token/{tokenid}":    on(s.userOf, s.tokenUpdate),
+		"DELETE /access/users/{userid}/token/{tokenid}": on(s.userOf, s.tokenDelete),
 	}
 }

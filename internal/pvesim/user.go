@@ -45,10 +45,9 @@ func (s *Server) userGet(r *reqCtx) (any, error) {
 }
 
 func (s *Server) userUpdate(r *reqCtx) (any, error) {
-	id := r.params.Str("userid")
-	u := s.st.Users[id]
-	if u == nil {
-		return nil, plainErr("update user failed: no such user ('%s')", id)
+	u, err := find(s.st.Users, r.params.Str("userid"), "update user failed: no such user ('%s')")
+	if err != nil {
+		return nil, err
 	}
 	r.updateBool(&u.Enable, "enable")
 	r.updateStr(&u.Comment, "comment")
@@ -66,8 +65,8 @@ func (s *Server) userUpdate(r *reqCtx) (any, error) {
 
 func (s *Server) userDelete(r *reqCtx) (any, error) {
 	id := r.params.Str("userid")
-	if s.st.Users[id] == nil {
-		return nil, plainErr("delete user failed: no such user ('%s')", id)
+	if _, err := find(s.st.Users, id, "delete user failed: no such user ('%s')"); err != nil {
+		return nil, err
 	}
 	if id == "root@pam" {
 		return nil, plainErr("delete user failed: cannot delete root@pam")
@@ -80,21 +79,6 @@ func (s *Server) userDelete(r *reqCtx) (any, error) {
 }
 
 func (s *Server) userOf(r *reqCtx) (*User, error) {
-	id := r.params.Str("userid")
-	u := s.st.Users[id]
-	if u == nil {
-		return nil, plainErr("no such user ('%s')", id)
-	}
-	return u, nil
+	return find(s.st.Users, r.params.Str("userid"), "no such user ('%s')")
 }
 
-// onUser adapts a handler of one user's tokens: the request's user is looked up (userOf) first.
-func (s *Server) onUser(h func(r *reqCtx, u *User) (any, error)) handlerFunc {
-	return func(r *reqCtx) (any, error) {
-		u, err := s.userOf(r)
-		if err != nil {
-			return nil, err
-		}
-		return h(r, u)
-	}
-}

@@ -22,17 +22,6 @@ func (s *Server) getVM(r *reqCtx) (*VM, error) {
 	return vm, nil
 }
 
-// onVM adapts a handler of one VM: the request's VM is looked up (getVM) before it runs.
-func (s *Server) onVM(h func(r *reqCtx, vm *VM) (any, error)) handlerFunc {
-	return func(r *reqCtx) (any, error) {
-		vm, err := s.getVM(r)
-		if err != nil {
-			return nil, err
-		}
-		return h(r, vm)
-	}
-}
-
 func (s *Server) sortedVMIDs() []int {
 	ids := make([]int, 0, len(s.st.VMs))
 	for id := range s.st.VMs {

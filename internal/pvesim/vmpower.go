@@ -35,7 +35,7 @@ func (s *Server) vmStatusCurrent(r *reqCtx, vm *VM) (any, error) {
 }
 
 func (s *Server) vmPower(action string) handlerFunc {
-	return s.onVM(func(r *reqCtx, vm *VM) (any, error) {
+	return on(s.getVM, func(r *reqCtx, vm *VM) (any, error) {
 		if vm.Lock != "" && !r.params.Bool("skiplock") {
 			return nil, plainErr("VM is locked (%s)", vm.Lock)
 		}
