@@ -65,11 +65,8 @@ func (s *Server) controllerCreate(r *reqCtx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.lock(); err != nil {
+	if err := w.lockNew(id, "sdn controller object ID '%s' already defined"); err != nil {
 		return nil, err
-	}
-	if _, ok := w.objects()[id]; ok {
-		return nil, w.failed("sdn controller object ID '%s' already defined", id)
 	}
 	return w.store(id, o, m)
 }
@@ -96,19 +93,6 @@ func (s *Server) controllerUpdate(r *reqCtx) (any, error) {
 }
 
 func (s *Server) controllerDelete(r *reqCtx) (any, error) {
-	id := r.params.Str("controller")
 	w := s.sdnWrite(r, "controllers", "delete sdn controller object")
-	if _, err := w.existing(id); err != nil {
-		return nil, err
-	}
-	if err := w.lock(); err != nil {
-		return nil, err
-	}
-	zones := s.st.SDN.Current["zones"]
-	for _, zid := range sortedKeys(zones) {
-		if zones[zid]["controller"] == id {
-			return nil, w.failed("controller %s is used by %s", id, zid)
-		}
-	}
-	return w.remove(id)
+	return w.removeUnused(r.params.Str("controller"), "zones", "controller", "controller %s is used by %s")
 }

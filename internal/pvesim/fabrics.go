@@ -108,11 +108,8 @@ func (s *Server) fabricRules(id string, o sdnObj) string {
 func (s *Server) fabricCreate(r *reqCtx) (any, error) {
 	id := r.params.Str("id")
 	w := s.sdnWrite(r, "fabrics", "adding fabric")
-	if err := w.lock(); err != nil {
+	if err := w.lockNew(id, "fabric '%s' already exists in config"); err != nil {
 		return nil, err
-	}
-	if _, ok := w.objects()[id]; ok {
-		return nil, w.failed("fabric '%s' already exists in config", id)
 	}
 	o := storeParams(s.schema.Method("/cluster/sdn/fabrics/fabric", "POST"), r.params)
 	return w.store(id, o, s.fabricRules(id, o))
@@ -148,10 +145,8 @@ func (s *Server) fabricDelete(r *reqCtx) (any, error) {
 	if err := w.lock(); err != nil {
 		return nil, err
 	}
-	for _, cid := range sortedKeys(cur["controllers"]) {
-		if cur["controllers"][cid]["fabric"] == id {
-			return nil, w.failed("this fabric is still used in the EVPN controller \"%s\"", cid)
-		}
+	if cid := w.usedBy("controllers", "fabric", id); cid != "" {
+		return nil, w.failed("this fabric is still used in the EVPN controller \"%s\"", cid)
 	}
 	for _, zid := range sortedKeys(cur["zones"]) {
 		if z := cur["zones"][zid]; z["type"] == "vxlan" && z["fabric"] == id {

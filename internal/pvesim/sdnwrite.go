@@ -50,6 +50,17 @@ func (w sdnWrite) existing(id string) (sdnObj, error) {
 // lock checks the SDN lock token, as every write does first or early.
 func (w sdnWrite) lock() error { return w.s.checkLockToken(w.r.params, w.op+" failed") }
 
+// lockNew checks the lock token, then that id is not staged yet (exists: PVE's message, given id).
+func (w sdnWrite) lockNew(id, exists string) error {
+	if err := w.lock(); err != nil {
+		return err
+	}
+	if _, ok := w.objects()[id]; ok {
+		return w.failed(exists, id)
+	}
+	return nil
+}
+
 // lockAndDigest checks the lock token, then the digest the caller read the section with.
 func (w sdnWrite) lockAndDigest() error {
 	if err := w.lock(); err != nil {
@@ -79,6 +90,32 @@ func (w sdnWrite) store(id string, o sdnObj, semantic string) (any, error) {
 	}
 	w.objects()[id] = o
 	return nil, nil
+}
+
+// usedBy is the first (by id) staged object of kind whose field names id, or "".
+func (w sdnWrite) usedBy(kind, field, id string) string {
+	objs := w.s.st.SDN.Current[kind]
+	for _, oid := range sortedKeys(objs) {
+		if objs[oid][field] == id {
+			return oid
+		}
+	}
+	return ""
+}
+
+// removeUnused is the delete of a zone or controller: it must exist, the lock must allow it,
+// and no object of kind may refer to it by field (format gets id and the user's id).
+func (w sdnWrite) removeUnused(id, kind, field, format string) (any, error) {
+	if _, err := w.existing(id); err != nil {
+		return nil, err
+	}
+	if err := w.lock(); err != nil {
+		return nil, err
+	}
+	if user := w.usedBy(kind, field, id); user != "" {
+		return nil, w.failed(format, id, user)
+	}
+	return w.remove(id)
 }
 
 // remove unstages id.

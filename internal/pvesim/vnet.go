@@ -86,11 +86,8 @@ func (s *Server) vnetSubnets(vnet string) []string {
 func (s *Server) vnetCreate(r *reqCtx) (any, error) {
 	id := r.params.Str("vnet")
 	w := s.sdnWrite(r, "vnets", "create sdn vnet object")
-	if err := w.lock(); err != nil {
+	if err := w.lockNew(id, "sdn vnet object ID '%s' already defined"); err != nil {
 		return nil, err
-	}
-	if _, ok := w.objects()[id]; ok {
-		return nil, w.failed("sdn vnet object ID '%s' already defined", id)
 	}
 	o := storeParams(s.schema.Method("/cluster/sdn/vnets", "POST"), r.params)
 	o["type"] = "vnet"

@@ -96,11 +96,8 @@ func (s *Server) zoneCreate(r *reqCtx) (any, error) {
 		return nil, err
 	}
 	w := s.sdnWrite(r, "zones", "create sdn zone object")
-	if err := w.lock(); err != nil {
+	if err := w.lockNew(id, "sdn zone object ID '%s' already defined"); err != nil {
 		return nil, err
-	}
-	if _, ok := w.objects()[id]; ok {
-		return nil, w.failed("sdn zone object ID '%s' already defined", id)
 	}
 	if m := s.zoneSemantic(id, o); m != "" {
 		return nil, w.failed("%s", m)
@@ -157,19 +154,6 @@ func (s *Server) zoneHasSubnets(zone string) bool {
 }
 
 func (s *Server) zoneDelete(r *reqCtx) (any, error) {
-	id := r.params.Str("zone")
 	w := s.sdnWrite(r, "zones", "delete sdn zone object")
-	if _, err := w.existing(id); err != nil {
-		return nil, err
-	}
-	if err := w.lock(); err != nil {
-		return nil, err
-	}
-	vnets := s.st.SDN.Current["vnets"]
-	for _, vid := range sortedKeys(vnets) {
-		if vnets[vid]["zone"] == id {
-			return nil, w.failed("zone %s is used by vnet %s", id, vid)
-		}
-	}
-	return w.remove(id)
+	return w.removeUnused(r.params.Str("zone"), "vnets", "zone", "zone %s is used by vnet %s")
 }
