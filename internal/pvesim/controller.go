@@ -74,11 +74,7 @@ func (s *Server) controllerCreate(r *reqCtx) (any, error) {
 func (s *Server) controllerUpdate(r *reqCtx) (any, error) {
 	id := r.params.Str("controller")
 	w := s.sdnWrite(r, "controllers", "update sdn controller object")
-	old, err := w.existing(id)
-	if err != nil {
-		return nil, err
-	}
-	o, err := w.update("/cluster/sdn/controllers/{controller}", old, "controller", "type")
+	_, o, err := w.existingUpdated(id, "/cluster/sdn/controllers/{controller}", "controller", "type")
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,25 @@ func (w sdnWrite) existing(id string) (sdnObj, error) {
 	return o, nil
 }
 
+// existingUpdated is the staged object id and the request merged into a copy of it.
+func (w sdnWrite) existingUpdated(id, path string, fixed ...string) (old, o sdnObj, err error) {
+	if old, err = w.existing(id); err != nil {
+		return nil, nil, err
+	}
+	if o, err = w.update(path, old, fixed...); err != nil {
+		return nil, nil, err
+	}
+	return old, o, nil
+}
+
+// lockVNet checks SDN.Allocate on the vnet (in its zone), then the lock token.
+func (w sdnWrite) lockVNet(vnet string) error {
+	if err := w.s.vnetPerm(w.r, vnet, "SDN.Allocate"); err != nil {
+		return err
+	}
+	return w.lock()
+}
+
 // lock checks the SDN lock token, as every write does first or early.
 func (w sdnWrite) lock() error { return w.s.checkLockToken(w.r.params, w.op+" failed") }
 

@@ -96,10 +96,7 @@ func (s *Server) subnetSemantic(cidr string, o sdnObj) string {
 func (s *Server) subnetCreate(r *reqCtx) (any, error) {
 	vnet := r.params.Str("vnet")
 	w := s.sdnWrite(r, "subnets", "create sdn subnet object")
-	if err := s.vnetPerm(r, vnet, "SDN.Allocate"); err != nil {
-		return nil, err
-	}
-	if err := w.lock(); err != nil {
+	if err := w.lockVNet(vnet); err != nil {
 		return nil, err
 	}
 	v := s.st.SDN.Current["vnets"][vnet]

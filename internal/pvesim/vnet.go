@@ -127,10 +127,7 @@ func (s *Server) vnetUpdate(r *reqCtx) (any, error) {
 func (s *Server) vnetDelete(r *reqCtx) (any, error) {
 	id := r.params.Str("vnet")
 	w := s.sdnWrite(r, "vnets", "delete sdn vnet object")
-	if err := s.vnetPerm(r, id, "SDN.Allocate"); err != nil {
-		return nil, err
-	}
-	if err := w.lock(); err != nil {
+	if err := w.lockVNet(id); err != nil {
 		return nil, err
 	}
 	if len(s.vnetSubnets(id)) > 0 {

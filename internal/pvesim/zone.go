@@ -118,11 +118,7 @@ func (s *Server) zoneMAC(o sdnObj) {
 func (s *Server) zoneUpdate(r *reqCtx) (any, error) {
 	id := r.params.Str("zone")
 	w := s.sdnWrite(r, "zones", "update sdn zone object")
-	old, err := w.existing(id)
-	if err != nil {
-		return nil, err
-	}
-	o, err := w.update("/cluster/sdn/zones/{zone}", old, "zone", "type")
+	old, o, err := w.existingUpdated(id, "/cluster/sdn/zones/{zone}", "zone", "type")
 	if err != nil {
 		return nil, err
 	}
