@@ -81,4 +81,3 @@ func (s *Server) userDelete(r *reqCtx) (any, error) {
 func (s *Server) userOf(r *reqCtx) (*User, error) {
 	return find(s.st.Users, r.params.Str("userid"), "no such user ('%s')")
 }
-
