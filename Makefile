@@ -6,9 +6,10 @@ ROOT      := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 GO        ?= go
 VENV      ?= $(ROOT)/.venv
 BIN_DIR   := $(ROOT)/plugins/modules
-# Every cmd/<name> is an Ansible module except the simulator, which tests and the demo run, and the
-# multi-call binary cmd/tenant_modules, which holds the controller-side modules.
-TOOLS     := pvesim
+# Every cmd/<name> is an Ansible module except the tools tests and the demo run (the simulator, the
+# DNS lab behind scripts/dns-lab.sh), and the multi-call binary cmd/tenant_modules, which holds the
+# controller-side modules.
+TOOLS     := pvesim dnslab
 MULTICALL := tenant_modules
 MODULES   := $(filter-out $(TOOLS) $(MULTICALL),$(notdir $(patsubst %/main.go,%,$(wildcard $(ROOT)/cmd/*/main.go))))
 # What the collection ships per platform (docs/adr/0011-binary-selection.md): the multi-call binary
@@ -32,7 +33,7 @@ all: build
 
 help:
 	@echo 'make build        the shipped module binaries into plugins/modules/__bin (linux/amd64, static)'
-	@echo 'make tools        build bin/pvesim'
+	@echo 'make tools        build bin/pvesim and bin/dnslab'
 	@echo 'make test         everything CI runs: go vet, gofmt, golangci-lint, go test -race, then $$(TEST_TARGETS)'
 	@echo 'make bench        go test -bench for every package, then $$(BENCH_TARGETS)'
 	@echo 'make fuzz         each fuzz target for FUZZTIME (default 20s)'
@@ -49,9 +50,9 @@ $(BIN_DIR)/__bin/%_linux_amd64: FORCE
 	@mkdir -p $(@D)
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/$*
 
-tools: $(ROOT)/bin/pvesim
-$(ROOT)/bin/pvesim: FORCE
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/pvesim
+tools: $(foreach t,$(TOOLS),$(ROOT)/bin/$(t))
+$(foreach t,$(TOOLS),$(ROOT)/bin/$(t)): $(ROOT)/bin/%: FORCE
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/$*
 
 FORCE:
 

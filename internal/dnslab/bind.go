@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/deevnet/tenant/internal/testenv"
 )
 
 // BINDZone is a primary zone of the lab BIND with its update-policy grants,
@@ -39,30 +37,27 @@ const BINDPackages = "bind9"
 // StartBIND starts named with the keys and zones and stops it at cleanup.
 func StartBIND(t testing.TB, keys []Key, zones []BINDZone) *BIND {
 	t.Helper()
-	missing := Have("named", "named-checkconf")
-	testenv.Require(t, "BIND ("+BINDPackages+"); missing "+strings.Join(missing, ", "), len(missing) == 0)
-	b, err := startBIND(t.TempDir(), keys, zones)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Stop)
-	return b
+	return startForTest(t, "BIND", BINDPackages, []string{"named", "named-checkconf"}, func(dir string) (*BIND, error) {
+		return startBIND(dir, bindOptions{}, keys, zones)
+	})
 }
 
-func startBIND(dir string, keys []Key, zones []BINDZone) (*BIND, error) {
-	port, err := FreePort()
-	if err != nil {
+// bindOptions: a zero port is a free one, an empty site the seed's.
+type bindOptions struct {
+	Port, StatsPort int
+	Site            string
+}
+
+func startBIND(dir string, o bindOptions, keys []Key, zones []BINDZone) (*BIND, error) {
+	if err := freePorts(&o.Port, &o.StatsPort); err != nil {
 		return nil, err
 	}
-	statsPort, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	b := &BIND{Dir: dir, Port: port, StatsPort: statsPort}
+	port, site := o.Port, siteOrDefault(o.Site)
+	b := &BIND{Dir: dir, Port: port, StatsPort: o.StatsPort}
 	data := filepath.Join(dir, "data")
 	// named started as root drops capabilities: its directories must belong to the running uid.
 	if err := os.MkdirAll(data, 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bind directory: %w", err)
 	}
 	var conf bytes.Buffer
 	fmt.Fprintf(&conf, `options {
@@ -78,15 +73,15 @@ func startBIND(dir string, keys []Key, zones []BINDZone) (*BIND, error) {
 };
 controls { };
 statistics-channels { inet 127.0.0.1 port %d allow { 127.0.0.1; }; };
-`, data, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), port, statsPort)
+`, data, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), port, o.StatsPort)
 	for _, k := range keys {
 		fmt.Fprintf(&conf, "key %q { algorithm %s; secret %q; };\n", k.Name, k.Algorithm, k.Secret)
 	}
 	for _, z := range zones {
 		zf := filepath.Join(data, z.Name+".zone")
-		soa := "$TTL 300\n@ IN SOA ns1.mobile.deevnet.net. hostmaster.mobile.deevnet.net. 1 3600 600 86400 60\n@ IN NS ns1.mobile.deevnet.net.\n"
+		soa := fmt.Sprintf("$TTL 300\n@ IN SOA ns1.%[1]s. hostmaster.%[1]s. 1 3600 600 86400 60\n@ IN NS ns1.%[1]s.\n", site)
 		if err := os.WriteFile(zf, []byte(soa), 0o644); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("bind zone file: %w", err)
 		}
 		xfr := ""
 		if z.AllowTransfer != "" {
@@ -96,13 +91,14 @@ statistics-channels { inet 127.0.0.1 port %d allow { 127.0.0.1; }; };
 	}
 	cf := filepath.Join(dir, "named.conf")
 	if err := os.WriteFile(cf, conf.Bytes(), 0o600); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bind config: %w", err)
 	}
 	chk, _ := lookPath("named-checkconf")
 	if out, err := exec.Command(chk, "-z", cf).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("named-checkconf: %w: %s", err, out)
 	}
 	bin, _ := lookPath("named")
+	var err error
 	b.proc, err = start("named", bin, []string{"-4", "-g", "-c", cf}, filepath.Join(dir, "named.log"))
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ type PowerDNS struct {
 	Port    int // DNS, 127.0.0.1
 	APIPort int // HTTP API, 127.0.0.1
 	APIKey  string
+	Site    string // the site zone: ns1.<Site> is every zone's name server
 	proc    *proc
 	http    *http.Client
 }
@@ -32,39 +32,42 @@ const PDNSPackages = "pdns-server pdns-backend-sqlite3 sqlite3"
 // StartPowerDNS starts PowerDNS for the test and stops it at cleanup.
 func StartPowerDNS(t testing.TB) *PowerDNS {
 	t.Helper()
-	missing := Have("pdns_server", "sqlite3")
-	testenv.Require(t, "PowerDNS ("+PDNSPackages+"); missing "+strings.Join(missing, ", "), len(missing) == 0)
 	_, err := os.Stat("/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql")
 	testenv.Require(t, "pdns-backend-sqlite3 schema", err == nil)
-	p, err := startPowerDNS(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Stop)
-	return p
+	return startForTest(t, "PowerDNS", PDNSPackages, []string{"pdns_server", "sqlite3"}, func(dir string) (*PowerDNS, error) {
+		return startPowerDNS(dir, pdnsOptions{APIKey: "dnslab-api-key"})
+	})
 }
 
-func startPowerDNS(dir string) (*PowerDNS, error) {
-	port, err := FreePort()
-	if err != nil {
+// pdnsOptions are what the test lab and the site lab (cmd/dnslab) set differently; a zero port
+// is a free one, an empty site the seed's.
+type pdnsOptions struct {
+	Port, APIPort int
+	APIKey        string
+	Site          string
+}
+
+func startPowerDNS(dir string, o pdnsOptions) (*PowerDNS, error) {
+	if err := freePorts(&o.Port, &o.APIPort); err != nil {
 		return nil, err
 	}
-	apiPort, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	p := &PowerDNS{Dir: dir, Port: port, APIPort: apiPort, APIKey: "dnslab-api-key", http: &http.Client{Timeout: 10 * time.Second}}
+	port, apiPort, site := o.Port, o.APIPort, siteOrDefault(o.Site)
+	p := &PowerDNS{Dir: dir, Port: port, APIPort: apiPort, APIKey: o.APIKey, Site: site, http: &http.Client{Timeout: 10 * time.Second}}
 	db := filepath.Join(dir, "pdns.sqlite3")
+	// a lab restarted in the same directory starts from an empty database
+	if err := os.Remove(db); err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("pdns database: %w", err)
+	}
 	schema, err := os.ReadFile("/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql")
 	if err != nil {
 		return nil, fmt.Errorf("pdns schema: %w", err)
 	}
 	sqlite, _ := lookPath("sqlite3")
+	if err := os.MkdirAll(filepath.Join(dir, "run"), 0o755); err != nil {
+		return nil, fmt.Errorf("pdns directory: %w", err)
+	}
 	if out, err := runIn(sqlite, []string{db}, schema); err != nil {
 		return nil, fmt.Errorf("creating pdns sqlite db: %w: %s", err, out)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "run"), 0o755); err != nil {
-		return nil, err
 	}
 	conf := fmt.Sprintf(`launch=gsqlite3
 gsqlite3-database=%s
@@ -82,7 +85,7 @@ zone-cache-refresh-interval=0
 cache-ttl=0
 negquery-cache-ttl=0
 query-cache-ttl=0
-default-soa-content=ns1.mobile.deevnet.net. hostmaster.@ 0 10800 3600 604800 3600
+default-soa-content=ns1.%s. hostmaster.@ 0 10800 3600 604800 3600
 dnsupdate=yes
 allow-dnsupdate-from=127.0.0.0/8
 allow-axfr-ips=127.0.0.0/8
@@ -92,9 +95,9 @@ webserver=yes
 webserver-address=127.0.0.1
 webserver-port=%d
 webserver-allow-from=127.0.0.0/8
-`, db, port, filepath.Join(dir, "run"), p.APIKey, apiPort)
+`, db, port, filepath.Join(dir, "run"), site, p.APIKey, apiPort)
 	if err := os.WriteFile(filepath.Join(dir, "pdns.conf"), []byte(conf), 0o600); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pdns config: %w", err)
 	}
 	bin, _ := lookPath("pdns_server")
 	p.proc, err = start("pdns_server", bin, []string{"--config-dir=" + dir}, filepath.Join(dir, "pdns.log"))
@@ -161,7 +164,7 @@ func (p *PowerDNS) api(method, path string, body any) ([]byte, error) {
 // CreateZone creates a native zone with an SOA and one NS record.
 func (p *PowerDNS) CreateZone(zone string) error {
 	_, err := p.api("POST", "/zones", map[string]any{
-		"name": fqdn(zone), "kind": "Native", "nameservers": []string{"ns1.mobile.deevnet.net."},
+		"name": fqdn(zone), "kind": "Native", "nameservers": []string{fqdn("ns1." + p.Site)},
 	})
 	return err
 }

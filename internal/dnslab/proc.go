@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
+	"github.com/deevnet/tenant/internal/testenv"
 	"github.com/miekg/dns"
 )
 
@@ -41,6 +43,44 @@ func FreePort() (int, error) {
 		}
 	}
 	return 0, errors.New("finding a free port: no port free for both TCP and UDP")
+}
+
+// freePorts replaces each 0 among ports by a free port.
+func freePorts(ports ...*int) error {
+	for _, p := range ports {
+		if *p == 0 {
+			n, err := FreePort()
+			if err != nil {
+				return err
+			}
+			*p = n
+		}
+	}
+	return nil
+}
+
+// DefaultSite is the site zone of the seed: the name servers of the lab's zones are ns1.<site>.
+const DefaultSite = "mobile.deevnet.net"
+
+func siteOrDefault(site string) string {
+	if site == "" {
+		return DefaultSite
+	}
+	return site
+}
+
+// startForTest starts a server for the test in its temp directory and stops it at cleanup; a
+// missing binary of bins skips the test (fails it in CI), naming the Debian packages.
+func startForTest[S interface{ Stop() }](t testing.TB, what, packages string, bins []string, start func(dir string) (S, error)) S {
+	t.Helper()
+	missing := Have(bins...)
+	testenv.Require(t, what+" ("+packages+"); missing "+strings.Join(missing, ", "), len(missing) == 0)
+	srv, err := start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
 }
 
 // proc is a server started by the lab.
@@ -130,22 +170,31 @@ func waitDNS(p *proc, port int, qname string) error {
 
 // waitZone waits until the server answers authoritatively for zone's SOA (the zone is loaded).
 func waitZone(p *proc, port int, zone string) error {
+	return waitSOA(p, port, zone, false, "load zone")
+}
+
+// waitResolve waits until a resolver answers NOERROR for zone's SOA, recursively.
+func waitResolve(p *proc, port int, zone string) error {
+	return waitSOA(p, port, zone, true, "resolve")
+}
+
+func waitSOA(p *proc, port int, zone string, recurse bool, what string) error {
 	c := &dns.Client{Net: "udp", Timeout: 200 * time.Millisecond}
 	m := new(dns.Msg)
 	m.SetQuestion(dns.Fqdn(zone), dns.TypeSOA)
-	m.RecursionDesired = false
+	m.RecursionDesired = recurse
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		if p.exited() {
 			return fmt.Errorf("%s exited during start-up; log:\n%s", p.name, p.tail())
 		}
 		r, _, err := c.Exchange(m, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err == nil && r.Rcode == dns.RcodeSuccess && r.Authoritative {
+		if err == nil && r.Rcode == dns.RcodeSuccess && (recurse || r.Authoritative) {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("%s did not load zone %s within 15s; log:\n%s", p.name, zone, p.tail())
+	return fmt.Errorf("%s did not %s %s within 15s; log:\n%s", p.name, what, zone, p.tail())
 }
 
 // lookPath finds a server binary, also in the sbin directories a non-root PATH may lack.

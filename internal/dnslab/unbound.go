@@ -6,10 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
-
-	"github.com/deevnet/tenant/internal/testenv"
 )
 
 // Stub sends queries for Zone to the authoritative server on 127.0.0.1:Port.
@@ -33,18 +30,14 @@ const UnboundPackages = "unbound"
 // query outside the stubs (use the authoritative server's port).
 func StartUnbound(t testing.TB, stubs []Stub, forwardPort int) *Unbound {
 	t.Helper()
-	missing := Have("unbound")
-	testenv.Require(t, "Unbound ("+UnboundPackages+"); missing "+strings.Join(missing, ", "), len(missing) == 0)
-	u, err := startUnbound(t.TempDir(), stubs, forwardPort)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(u.Stop)
-	return u
+	return startForTest(t, "Unbound", UnboundPackages, []string{"unbound"}, func(dir string) (*Unbound, error) {
+		return startUnbound(dir, 0, stubs, forwardPort)
+	})
 }
 
-func startUnbound(dir string, stubs []Stub, forwardPort int) (*Unbound, error) {
-	port, err := FreePort()
+// startUnbound starts unbound on port (0: a free one).
+func startUnbound(dir string, port int, stubs []Stub, forwardPort int) (*Unbound, error) {
+	err := freePorts(&port)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +70,7 @@ func startUnbound(dir string, stubs []Stub, forwardPort int) (*Unbound, error) {
 	fmt.Fprintf(&c, "forward-zone:\n    name: \".\"\n    forward-addr: 127.0.0.1@%d\n", forwardPort)
 	cf := filepath.Join(dir, "unbound.conf")
 	if err := os.WriteFile(cf, c.Bytes(), 0o600); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("unbound config: %w", err)
 	}
 	bin, _ := lookPath("unbound")
 	u.proc, err = start("unbound", bin, []string{"-d", "-c", cf}, filepath.Join(dir, "unbound.log"))

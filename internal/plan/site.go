@@ -5,8 +5,9 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -49,57 +50,58 @@ func DefaultSite() Site {
 	}
 }
 
-// SiteKeys are the override keys SiteFromMap accepts.
-var siteKeys = []string{"asn", "controller", "fabric", "loopbacks", "mtu", "network", "nodes", "overlay", "resolver", "transit_vlan", "underlay_vlan", "zone"}
+// siteSetters has one setter per key SiteFromMap accepts, each parsing the value into s.
+func siteSetters(s *Site) map[string]func(v any) error {
+	intoPrefix := func(dst *netip.Prefix) func(any) error {
+		return func(v any) (err error) { *dst, err = prefix(v); return err }
+	}
+	intoInt := func(dst *int) func(any) error {
+		return func(v any) (err error) { *dst, err = integer(v); return err }
+	}
+	intoStr := func(dst *string) func(any) error {
+		return func(v any) (err error) { *dst, err = str(v); return err }
+	}
+	return map[string]func(any) error{
+		"network":   intoPrefix(&s.Network),
+		"overlay":   intoPrefix(&s.Overlay),
+		"loopbacks": intoPrefix(&s.Loopbacks),
+		"zone": func(v any) error {
+			z, err := str(v)
+			s.Zone = strings.TrimSuffix(strings.ToLower(z), ".")
+			return err
+		},
+		"resolver": func(v any) error {
+			a, err := str(v)
+			if err == nil {
+				s.Resolver, err = netip.ParseAddr(a)
+			}
+			return err
+		},
+		"transit_vlan":  intoInt(&s.TransitVLAN),
+		"underlay_vlan": intoInt(&s.UnderlayVLAN),
+		"asn":           intoInt(&s.ASN),
+		"controller":    intoStr(&s.Controller),
+		"fabric":        intoStr(&s.Fabric),
+		"mtu":           intoInt(&s.MTU),
+		"nodes":         func(v any) (err error) { s.Nodes, err = strs(v); return err },
+	}
+}
 
 // SiteFromMap applies inventory overrides to the default site and validates the result. Errors
 // name the key as `site.<key>`.
 func SiteFromMap(overrides map[string]any) (Site, error) {
 	s := DefaultSite()
-	keys := make([]string, 0, len(overrides))
-	for k := range overrides {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	set := siteSetters(&s)
+	for _, k := range slices.Sorted(maps.Keys(overrides)) {
 		v := overrides[k]
 		if v == nil {
 			continue
 		}
-		var err error
-		switch k {
-		case "network":
-			s.Network, err = prefix(v)
-		case "overlay":
-			s.Overlay, err = prefix(v)
-		case "loopbacks":
-			s.Loopbacks, err = prefix(v)
-		case "zone":
-			s.Zone, err = str(v)
-			s.Zone = strings.TrimSuffix(strings.ToLower(s.Zone), ".")
-		case "resolver":
-			var a string
-			if a, err = str(v); err == nil {
-				s.Resolver, err = netip.ParseAddr(a)
-			}
-		case "transit_vlan":
-			s.TransitVLAN, err = integer(v)
-		case "underlay_vlan":
-			s.UnderlayVLAN, err = integer(v)
-		case "asn":
-			s.ASN, err = integer(v)
-		case "controller":
-			s.Controller, err = str(v)
-		case "fabric":
-			s.Fabric, err = str(v)
-		case "mtu":
-			s.MTU, err = integer(v)
-		case "nodes":
-			s.Nodes, err = strs(v)
-		default:
-			return Site{}, fmt.Errorf("site.%s: unknown key; valid keys are %s", k, strings.Join(siteKeys, ", "))
+		setter, ok := set[k]
+		if !ok {
+			return Site{}, fmt.Errorf("site.%s: unknown key; valid keys are %s", k, strings.Join(slices.Sorted(maps.Keys(set)), ", "))
 		}
-		if err != nil {
+		if err := setter(v); err != nil {
 			return Site{}, fmt.Errorf("site.%s: %w", k, err)
 		}
 	}

@@ -105,43 +105,49 @@ func (s *Server) sdnApply(r *reqCtx) (any, error) {
 	if r.params.Has("lock-token") && sd.Lock != nil && (!r.params.Has("release-lock") || r.params.Bool("release-lock")) {
 		sd.Lock = nil
 	}
-	node := s.st.Nodes[0].Name
+	t := s.startTask(r, s.st.Nodes[0].Name, "reloadnetworkall", "", nil)
 	if s.cfg.ReloadCommand == "" {
-		// Each node writes its files and reloads when the task runs; an
-		// injected task fault leaves every node on its old files (pending).
-		t := s.startTask(r, node, "reloadnetworkall", "", nil)
-		t.finish = func() error {
-			for _, n := range s.st.Nodes {
-				s.writeNodeFiles(t, n.Name)
-				if nf := sd.NodeFiles[n.Name]; nf.Reload == "running" {
-					if f := s.matchReloadFault(n.Name); f != nil {
-						s.reloadDone(t, n.Name, nf.Version, errors.New(f.Message), nil)
-					} else {
-						s.reloadDone(t, n.Name, nf.Version, nil, nil)
-					}
-				}
-			}
-			return nil
-		}
+		t.finish = func() error { s.reloadInTask(t, sd); return nil }
 		return t.UPID, nil
 	}
-	// With a reload command the files are written now and the commands run
-	// outside the server lock; the task stays running until they are done.
-	t := s.startTask(r, node, "reloadnetworkall", "", nil)
-	t.busy = true
-	type job struct {
-		node, dir string
-		version   int
-		fault     *ReloadFault
-	}
-	var jobs []job
+	s.reloadByCommand(t)
+	return t.UPID, nil
+}
+
+// reloadInTask is the apply task without a reload command: each node writes its files and
+// reloads when the task runs; an injected task fault leaves every node on its old files (pending).
+func (s *Server) reloadInTask(t *Task, sd *sdnState) {
 	for _, n := range s.st.Nodes {
 		s.writeNodeFiles(t, n.Name)
-		nf := sd.NodeFiles[n.Name]
+		if nf := sd.NodeFiles[n.Name]; nf.Reload == "running" {
+			if f := s.matchReloadFault(n.Name); f != nil {
+				s.reloadDone(t, n.Name, nf.Version, errors.New(f.Message), nil)
+			} else {
+				s.reloadDone(t, n.Name, nf.Version, nil, nil)
+			}
+		}
+	}
+}
+
+// reloadJob is one node's reload by the reload command.
+type reloadJob struct {
+	node, dir string
+	version   int
+	fault     *ReloadFault
+}
+
+// reloadByCommand writes the files now and runs the reload commands outside the server lock;
+// the task stays running until they are done.
+func (s *Server) reloadByCommand(t *Task) {
+	t.busy = true
+	var jobs []reloadJob
+	for _, n := range s.st.Nodes {
+		s.writeNodeFiles(t, n.Name)
+		nf := s.st.SDN.NodeFiles[n.Name]
 		if nf.Reload != "running" {
 			continue
 		}
-		jobs = append(jobs, job{n.Name, filepath.Join(s.cfg.RenderDir, n.Name), nf.Version, s.matchReloadFault(n.Name)})
+		jobs = append(jobs, reloadJob{n.Name, filepath.Join(s.cfg.RenderDir, n.Name), nf.Version, s.matchReloadFault(n.Name)})
 	}
 	timeout := s.cfg.ReloadTimeout
 	if timeout <= 0 {
@@ -150,34 +156,35 @@ func (s *Server) sdnApply(r *reqCtx) (any, error) {
 	s.workers.Add(1)
 	go func() {
 		defer s.workers.Done()
-		type result struct {
-			err error
-			out []byte
-		}
-		// nodes reload in parallel, as PVE's apply starts every node's reload at once
-		res := make([]result, len(jobs))
-		var wg sync.WaitGroup
-		for i, j := range jobs {
-			if j.fault != nil {
-				res[i].err = errors.New(j.fault.Message)
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i].out, res[i].err = runReload(s.cfg.ReloadCommand, j.node, j.dir, timeout)
-			}()
-		}
-		wg.Wait()
+		errs, outs := s.runReloads(jobs, timeout)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for i, j := range jobs {
-			s.reloadDone(t, j.node, j.version, res[i].err, res[i].out)
+			s.reloadDone(t, j.node, j.version, errs[i], outs[i])
 		}
 		t.busy = false
 		s.advanceLocked()
 	}()
-	return t.UPID, nil
+}
+
+// runReloads runs the nodes' reloads in parallel, as PVE's apply starts every node's reload at
+// once; an injected fault stands for the command's failure.
+func (s *Server) runReloads(jobs []reloadJob, timeout time.Duration) ([]error, [][]byte) {
+	errs, outs := make([]error, len(jobs)), make([][]byte, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		if j.fault != nil {
+			errs[i] = errors.New(j.fault.Message)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = runReload(s.cfg.ReloadCommand, j.node, j.dir, timeout)
+		}()
+	}
+	wg.Wait()
+	return errs, outs
 }
 
 // renderNode is what the renderer needs to know about a node.

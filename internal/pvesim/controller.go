@@ -4,19 +4,13 @@ package pvesim
 
 import (
 	"fmt"
+	"slices"
 )
 
 func (s *Server) controllerList(r *reqCtx) (any, error) {
-	out := []sdnObj{}
-	for _, o := range s.view("controllers", r.params) {
-		if t := r.params.Str("type"); t != "" && o["type"] != t {
-			continue
-		}
-		if s.st.has(r.who, "/sdn/controllers/"+fmt.Sprint(o["controller"]), []string{"SDN.Audit", "SDN.Allocate"}, true) {
-			out = append(out, o)
-		}
-	}
-	return out, nil
+	return s.visible("controllers", r, func(o sdnObj) bool {
+		return typeMatches(r, o) && s.st.has(r.who, "/sdn/controllers/"+fmt.Sprint(o["controller"]), []string{"SDN.Audit", "SDN.Allocate"}, true)
+	}), nil
 }
 
 func (s *Server) controllerGet(r *reqCtx) (any, error) {
@@ -34,7 +28,7 @@ var controllerOptions = map[string]struct{ allowed, required []string }{
 func (s *Server) controllerCheck(id string, o sdnObj) (string, error) {
 	opts := controllerOptions[fmt.Sprint(o["type"])]
 	for _, k := range sortedKeys(o) {
-		if k != "controller" && k != "type" && !contains(opts.allowed, k) {
+		if k != "controller" && k != "type" && !slices.Contains(opts.allowed, k) {
 			return "", plainErr("unexpected property '%s'", k)
 		}
 	}
@@ -65,70 +59,36 @@ func (s *Server) controllerCheck(id string, o sdnObj) (string, error) {
 
 func (s *Server) controllerCreate(r *reqCtx) (any, error) {
 	id := r.params.Str("controller")
-	const op = "create sdn controller object"
+	w := s.sdnWrite(r, "controllers", "create sdn controller object")
 	o := storeParams(s.schema.Method("/cluster/sdn/controllers", "POST"), r.params)
 	m, err := s.controllerCheck(id, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	if err := w.lockNew(id, "sdn controller object ID '%s' already defined"); err != nil {
 		return nil, err
 	}
-	cur := s.st.SDN.Current
-	if _, ok := cur["controllers"][id]; ok {
-		return nil, plainErr("%s failed: sdn controller object ID '%s' already defined", op, id)
-	}
-	if m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
-	}
-	cur["controllers"][id] = o
-	return nil, nil
+	return w.store(id, o, m)
 }
 
 func (s *Server) controllerUpdate(r *reqCtx) (any, error) {
 	id := r.params.Str("controller")
-	const op = "update sdn controller object"
-	cur := s.st.SDN.Current
-	old, ok := cur["controllers"][id]
-	if !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
-	}
-	o, bad := applyUpdate(s.schema.Method("/cluster/sdn/controllers/{controller}", "PUT"), old, r.params, "controller", "type")
-	if bad != "" {
-		return nil, plainErr("cannot delete '%s'", bad)
+	w := s.sdnWrite(r, "controllers", "update sdn controller object")
+	_, o, err := w.existingUpdated(id, "/cluster/sdn/controllers/{controller}", "controller", "type")
+	if err != nil {
+		return nil, err
 	}
 	m, err := s.controllerCheck(id, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
-	if err := s.checkDigest("controllers", r.params, op); err != nil {
-		return nil, err
-	}
-	if m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
-	}
-	cur["controllers"][id] = o
-	return nil, nil
+	return w.store(id, o, m)
 }
 
 func (s *Server) controllerDelete(r *reqCtx) (any, error) {
-	id := r.params.Str("controller")
-	const op = "delete sdn controller object"
-	cur := s.st.SDN.Current
-	if _, ok := cur["controllers"][id]; !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
-	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
-		return nil, err
-	}
-	for _, zid := range sortedKeys(cur["zones"]) {
-		if cur["zones"][zid]["controller"] == id {
-			return nil, plainErr("%s failed: controller %s is used by %s", op, id, zid)
-		}
-	}
-	delete(cur["controllers"], id)
-	return nil, nil
+	w := s.sdnWrite(r, "controllers", "delete sdn controller object")
+	return w.removeUnused(r.params.Str("controller"), "zones", "controller", "controller %s is used by %s")
 }

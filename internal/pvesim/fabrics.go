@@ -22,13 +22,7 @@ func (s *Server) nodeVisible(r *reqCtx, node string) bool {
 }
 
 func (s *Server) fabricList(r *reqCtx) (any, error) {
-	out := []sdnObj{}
-	for _, o := range s.view("fabrics", r.params) {
-		if s.fabricVisible(r, fmt.Sprint(o["id"])) {
-			out = append(out, o)
-		}
-	}
-	return out, nil
+	return s.visible("fabrics", r, func(o sdnObj) bool { return s.fabricVisible(r, fmt.Sprint(o["id"])) }), nil
 }
 
 func (s *Server) fabricNodeObjs(r *reqCtx, fabric string) []sdnObj {
@@ -113,73 +107,58 @@ func (s *Server) fabricRules(id string, o sdnObj) string {
 
 func (s *Server) fabricCreate(r *reqCtx) (any, error) {
 	id := r.params.Str("id")
-	const op = "adding fabric"
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	w := s.sdnWrite(r, "fabrics", "adding fabric")
+	if err := w.lockNew(id, "fabric '%s' already exists in config"); err != nil {
 		return nil, err
 	}
-	cur := s.st.SDN.Current
-	if _, ok := cur["fabrics"][id]; ok {
-		return nil, plainErr("%s failed: fabric '%s' already exists in config", op, id)
-	}
 	o := storeParams(s.schema.Method("/cluster/sdn/fabrics/fabric", "POST"), r.params)
-	if m := s.fabricRules(id, o); m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
-	}
-	cur["fabrics"][id] = o
-	return nil, nil
+	return w.store(id, o, s.fabricRules(id, o))
 }
 
 func (s *Server) fabricUpdate(r *reqCtx) (any, error) {
 	id := r.params.Str("id")
-	const op = "updating fabric"
-	cur := s.st.SDN.Current
-	old, ok := cur["fabrics"][id]
+	w := s.sdnWrite(r, "fabrics", "updating fabric")
+	old, ok := w.objects()[id]
 	if !ok {
-		return nil, plainErr("%s failed: fabric '%s' does not exist in configuration", op, id)
+		return nil, w.failed("fabric '%s' does not exist in configuration", id)
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
-		return nil, err
-	}
-	if err := s.checkDigest("fabrics", r.params, op); err != nil {
+	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
 	if r.params.Str("protocol") != old["protocol"] {
-		return nil, plainErr("%s failed: cannot change protocol of fabric '%s'", op, id)
+		return nil, w.failed("cannot change protocol of fabric '%s'", id)
 	}
-	o, _ := applyUpdate(s.schema.Method("/cluster/sdn/fabrics/fabric/{id}", "PUT"), old, r.params)
-	if m := s.fabricRules(id, o); m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
+	o, err := w.update("/cluster/sdn/fabrics/fabric/{id}", old)
+	if err != nil {
+		return nil, err
 	}
-	cur["fabrics"][id] = o
-	return nil, nil
+	return w.store(id, o, s.fabricRules(id, o))
 }
 
 func (s *Server) fabricDelete(r *reqCtx) (any, error) {
 	id := r.params.Str("id")
-	const op = "deleting fabric"
+	w := s.sdnWrite(r, "fabrics", "deleting fabric")
 	cur := s.st.SDN.Current
-	if _, ok := cur["fabrics"][id]; !ok {
-		return nil, plainErr("%s failed: fabric '%s' does not exist in configuration", op, id)
+	if _, ok := w.objects()[id]; !ok {
+		return nil, w.failed("fabric '%s' does not exist in configuration", id)
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	if err := w.lock(); err != nil {
 		return nil, err
 	}
-	for _, cid := range sortedKeys(cur["controllers"]) {
-		if cur["controllers"][cid]["fabric"] == id {
-			return nil, plainErr("%s failed: this fabric is still used in the EVPN controller \"%s\"", op, cid)
-		}
+	if cid := w.usedBy("controllers", "fabric", id); cid != "" {
+		return nil, w.failed("this fabric is still used in the EVPN controller \"%s\"", cid)
 	}
 	for _, zid := range sortedKeys(cur["zones"]) {
 		if z := cur["zones"][zid]; z["type"] == "vxlan" && z["fabric"] == id {
-			return nil, plainErr("%s failed: this fabric is still used in the VXLAN zone \"%s\"", op, zid)
+			return nil, w.failed("this fabric is still used in the VXLAN zone \"%s\"", zid)
 		}
 	}
-	for key, n := range cur["fabricnodes"] {
+	// removing a fabric removes its nodes: Sys.Modify on each node first, then all of them
+	for _, n := range cur["fabricnodes"] {
 		if n["fabric_id"] == id {
 			if err := s.st.check(r.who, "/nodes/"+fmt.Sprint(n["node_id"]), []string{"Sys.Modify"}, false); err != nil {
 				return nil, err
 			}
-			_ = key
 		}
 	}
 	for key, n := range cur["fabricnodes"] {
@@ -187,8 +166,7 @@ func (s *Server) fabricDelete(r *reqCtx) (any, error) {
 			delete(cur["fabricnodes"], key)
 		}
 	}
-	delete(cur["fabrics"], id)
-	return nil, nil
+	return w.remove(id)
 }
 
 func (s *Server) fabricNodeGet(r *reqCtx) (any, error) {
@@ -259,67 +237,58 @@ func (s *Server) fabricNodeRules(fab sdnObj, key string, o sdnObj) string {
 
 func (s *Server) fabricNodeCreate(r *reqCtx) (any, error) {
 	f, n := r.params.Str("fabric_id"), r.params.Str("node_id")
-	const op = "adding node"
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	w := s.sdnWrite(r, "fabricnodes", "adding node")
+	if err := w.lock(); err != nil {
 		return nil, err
 	}
-	cur := s.st.SDN.Current
-	fab, ok := cur["fabrics"][f]
+	fab, ok := s.st.SDN.Current["fabrics"][f]
 	if !ok {
-		return nil, plainErr("%s failed: fabric '%s' does not exist in configuration", op, f)
+		return nil, w.failed("fabric '%s' does not exist in configuration", f)
 	}
 	key := f + "/" + n
-	if _, ok := cur["fabricnodes"][key]; ok {
-		return nil, plainErr("%s failed: node '%s' already exists in config for fabric %s", op, n, f)
+	if _, ok := w.objects()[key]; ok {
+		return nil, w.failed("node '%s' already exists in config for fabric %s", n, f)
 	}
 	if r.params.Str("protocol") != fab["protocol"] {
-		return nil, plainErr("%s failed: protocol '%s' does not match fabric '%s'", op, r.params.Str("protocol"), f)
+		return nil, w.failed("protocol '%s' does not match fabric '%s'", r.params.Str("protocol"), f)
 	}
 	o := storeParams(s.schema.Method("/cluster/sdn/fabrics/node/{fabric_id}", "POST"), r.params)
 	if m := s.fabricNodeRules(fab, key, o); m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
+		return nil, w.failed("%s", m)
 	}
 	o["id"] = key
-	cur["fabricnodes"][key] = o
-	return nil, nil
+	return w.store(key, o, "")
 }
 
 func (s *Server) fabricNodeUpdate(r *reqCtx) (any, error) {
 	f, n := r.params.Str("fabric_id"), r.params.Str("node_id")
-	const op = "updating node"
-	cur := s.st.SDN.Current
+	w := s.sdnWrite(r, "fabricnodes", "updating node")
 	key := f + "/" + n
-	old, ok := cur["fabricnodes"][key]
+	old, ok := w.objects()[key]
 	if !ok {
-		return nil, plainErr("%s failed: node '%s' does not exist in fabric '%s'", op, n, f)
+		return nil, w.failed("node '%s' does not exist in fabric '%s'", n, f)
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
-	if err := s.checkDigest("fabricnodes", r.params, op); err != nil {
+	o, err := w.update("/cluster/sdn/fabrics/node/{fabric_id}/{node_id}", old)
+	if err != nil {
 		return nil, err
 	}
-	o, _ := applyUpdate(s.schema.Method("/cluster/sdn/fabrics/node/{fabric_id}/{node_id}", "PUT"), old, r.params)
-	if m := s.fabricNodeRules(cur["fabrics"][f], key, o); m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
-	}
-	cur["fabricnodes"][key] = o
-	return nil, nil
+	return w.store(key, o, s.fabricNodeRules(s.st.SDN.Current["fabrics"][f], key, o))
 }
 
 func (s *Server) fabricNodeDelete(r *reqCtx) (any, error) {
 	f, n := r.params.Str("fabric_id"), r.params.Str("node_id")
-	const op = "deleting node"
-	cur := s.st.SDN.Current
+	w := s.sdnWrite(r, "fabricnodes", "deleting node")
 	key := f + "/" + n
-	if _, ok := cur["fabricnodes"][key]; !ok {
-		return nil, plainErr("%s failed: node '%s' does not exist in fabric '%s'", op, n, f)
+	if _, ok := w.objects()[key]; !ok {
+		return nil, w.failed("node '%s' does not exist in fabric '%s'", n, f)
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	if err := w.lock(); err != nil {
 		return nil, err
 	}
-	delete(cur["fabricnodes"], key)
-	return nil, nil
+	return w.remove(key)
 }
 
 // ---- node-level fabric status ----

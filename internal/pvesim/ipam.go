@@ -2,44 +2,42 @@ package pvesim
 
 // IPAM and DNS objects: read-only here, and not versioned (no pending/running).
 
-func (s *Server) ipamList(r *reqCtx) (any, error) {
-	out := []sdnObj{}
-	for _, id := range sortedKeys(s.st.SDN.IPAMs) {
-		if s.st.has(r.who, "/sdn/ipams/"+id, []string{"SDN.Audit", "SDN.Allocate"}, true) {
-			out = append(out, s.st.SDN.IPAMs[id])
+// plugins are the IPAM or DNS plugin objects of kind ("ipams", "dns"), as the API shows them: a
+// DNS plugin's API key is a secret and never shown.
+func (s *Server) plugins(kind string) map[string]sdnObj {
+	if kind == "ipams" {
+		return s.st.SDN.IPAMs
+	}
+	out := make(map[string]sdnObj, len(s.st.SDN.DNS))
+	for id, o := range s.st.SDN.DNS {
+		c := copyObj(o)
+		delete(c, "key")
+		out[id] = c
+	}
+	return out
+}
+
+func (s *Server) pluginList(kind string) handlerFunc {
+	return func(r *reqCtx) (any, error) {
+		objs := s.plugins(kind)
+		out := []sdnObj{}
+		for _, id := range sortedKeys(objs) {
+			if s.st.has(r.who, "/sdn/"+kind+"/"+id, []string{"SDN.Audit", "SDN.Allocate"}, true) {
+				out = append(out, objs[id])
+			}
 		}
+		return out, nil
 	}
-	return out, nil
 }
 
-func (s *Server) dnsList(r *reqCtx) (any, error) {
-	out := []sdnObj{}
-	for _, id := range sortedKeys(s.st.SDN.DNS) {
-		if s.st.has(r.who, "/sdn/dns/"+id, []string{"SDN.Audit", "SDN.Allocate"}, true) {
-			o := copyObj(s.st.SDN.DNS[id])
-			delete(o, "key")
-			out = append(out, o)
+// pluginGet reads one plugin; param names its id in the path ("ipam", "dns").
+func (s *Server) pluginGet(kind, param string) handlerFunc {
+	return func(r *reqCtx) (any, error) {
+		id := r.params.Str(param)
+		o, ok := s.plugins(kind)[id]
+		if !ok {
+			return nil, plainErr("sdn '%s' does not exist", id)
 		}
+		return o, nil
 	}
-	return out, nil
-}
-
-func (s *Server) ipamGet(r *reqCtx) (any, error) {
-	id := r.params.Str("ipam")
-	o, ok := s.st.SDN.IPAMs[id]
-	if !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
-	}
-	return o, nil
-}
-
-func (s *Server) dnsGet(r *reqCtx) (any, error) {
-	id := r.params.Str("dns")
-	o, ok := s.st.SDN.DNS[id]
-	if !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
-	}
-	c := copyObj(o)
-	delete(c, "key") // the API key is a secret
-	return c, nil
 }

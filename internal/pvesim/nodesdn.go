@@ -1,5 +1,7 @@
 package pvesim
 
+import "slices"
+
 // Node-level SDN views (/nodes/{node}/sdn/...): zone status follows the node's rendered files.
 
 func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
@@ -12,7 +14,7 @@ func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
 	status := s.nodeSDNStatus(node)
 	for _, z := range sortedKeys(run) {
 		// a zone restricted to other nodes is not reported on this one
-		if nodes := objList(run[z], "nodes"); len(nodes) > 0 && !contains(nodes, node) {
+		if nodes := objList(run[z], "nodes"); len(nodes) > 0 && !slices.Contains(nodes, node) {
 			continue
 		}
 		if s.st.has(r.who, "/sdn/zones/"+z, []string{"SDN.Audit"}, false) {

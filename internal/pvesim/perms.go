@@ -3,8 +3,9 @@ package pvesim
 import (
 	"fmt"
 	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -18,7 +19,7 @@ func builtinRoles() map[string][]string {
 	var pveAdmin []string
 	excluded := []string{"Sys.PowerMgmt", "Sys.Modify", "Sys.Incoming", "Sys.AccessNetwork", "Realm.Allocate", "Permissions.Modify", "Mapping.Modify"}
 	for _, p := range schema.Privileges {
-		if !contains(excluded, p) {
+		if !slices.Contains(excluded, p) {
 			pveAdmin = append(pveAdmin, p)
 		}
 	}
@@ -103,7 +104,7 @@ func (st *state) rolesFor(p principal, tokenOnly bool, path string) roleSet {
 				tok[a.Role] = a.Propagate
 			case a.Type == "user" && !tokenOnly && a.UGID == p.User:
 				usr[a.Role] = a.Propagate
-			case a.Type == "group" && !tokenOnly && contains(groups, a.UGID):
+			case a.Type == "group" && !tokenOnly && slices.Contains(groups, a.UGID):
 				grp[a.Role] = a.Propagate
 			}
 		}
@@ -231,33 +232,7 @@ func (st *state) evalCheck(p principal, chk []any, params Params, top bool) erro
 		}
 		return plain
 	case "perm":
-		tmpl, _ := chk[1].(string)
-		var privs []string
-		if l, ok := chk[2].([]any); ok {
-			for _, x := range l {
-				privs = append(privs, x.(string))
-			}
-		}
-		any := false
-		for i := 3; i+1 < len(chk); i += 2 {
-			k, _ := chk[i].(string)
-			switch k {
-			case "any":
-				any = fmt.Sprint(chk[i+1]) == "1"
-			case "require_param":
-				if !params.Has(chk[i+1].(string)) {
-					return plain
-				}
-			}
-		}
-		path := placeholderRe.ReplaceAllStringFunc(tmpl, func(m string) string { return params.Str(m[1 : len(m)-1]) })
-		if err := st.check(p, path, privs, any); err != nil {
-			if top {
-				return err
-			}
-			return plain
-		}
-		return nil
+		return st.evalPerm(p, chk, params, top, plain)
 	case "userid-param":
 		uid := params.Str("userid")
 		if len(chk) > 1 && chk[1] == "self" {
@@ -270,46 +245,86 @@ func (st *state) evalCheck(p principal, chk []any, params Params, top bool) erro
 		priv, _ := chk[1].(string)
 		return st.check(p, "/access/realm/"+realm, []string{priv}, false)
 	case "userid-group":
-		var privs []string
-		if l, ok := chk[1].([]any); ok {
-			for _, x := range l {
-				privs = append(privs, x.(string))
-			}
-		}
-		if st.has(p, "/access/groups", privs, true) {
+		if st.inUserGroups(p, checkPrivs(chk[1]), params.Str("userid")) {
 			return nil
-		}
-		if u := st.Users[params.Str("userid")]; u != nil {
-			for _, g := range u.Groups {
-				if st.has(p, "/access/groups/"+g, privs, true) {
-					return nil
-				}
-			}
 		}
 		return plain
 	case "perm-modify":
-		path := placeholderRe.ReplaceAllStringFunc(chk[1].(string), func(m string) string { return params.Str(m[1 : len(m)-1]) })
-		if st.has(p, path, []string{"Permissions.Modify"}, false) {
-			return nil
-		}
-		alt := map[string]string{"/vms": "VM.Allocate", "/pool": "Pool.Allocate", "/storage": "Datastore.Allocate"}
-		for pre, pv := range alt {
-			if strings.HasPrefix(path, pre) && st.has(p, path, []string{pv}, false) {
-				return nil
-			}
-		}
-		return permError(path, []string{"Permissions.Modify"})
+		return st.evalPermModify(p, fillPath(chk[1].(string), params))
 	}
 	return plain
 }
 
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
+// checkPrivs is the privilege list of a check term.
+func checkPrivs(v any) []string {
+	var privs []string
+	if l, ok := v.([]any); ok {
+		for _, x := range l {
+			privs = append(privs, x.(string))
+		}
+	}
+	return privs
+}
+
+// fillPath puts the request's parameters into a path template such as /vms/{vmid}.
+func fillPath(tmpl string, params Params) string {
+	return placeholderRe.ReplaceAllStringFunc(tmpl, func(m string) string { return params.Str(m[1 : len(m)-1]) })
+}
+
+// evalPerm is ["perm", path, [privs], options...]: the privileges on the path (any of them with
+// "any"), and "require_param" parameters present. Only the top-level check's error names the path.
+func (st *state) evalPerm(p principal, chk []any, params Params, top bool, plain error) error {
+	tmpl, _ := chk[1].(string)
+	privs := checkPrivs(chk[2])
+	any := false
+	for i := 3; i+1 < len(chk); i += 2 {
+		k, _ := chk[i].(string)
+		switch k {
+		case "any":
+			any = fmt.Sprint(chk[i+1]) == "1"
+		case "require_param":
+			if !params.Has(chk[i+1].(string)) {
+				return plain
+			}
+		}
+	}
+	if err := st.check(p, fillPath(tmpl, params), privs, any); err != nil {
+		if top {
+			return err
+		}
+		return plain
+	}
+	return nil
+}
+
+// inUserGroups is "userid-group": the privileges on all groups, or on a group of the user.
+func (st *state) inUserGroups(p principal, privs []string, userid string) bool {
+	if st.has(p, "/access/groups", privs, true) {
+		return true
+	}
+	if u := st.Users[userid]; u != nil {
+		for _, g := range u.Groups {
+			if st.has(p, "/access/groups/"+g, privs, true) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// evalPermModify is "perm-modify": Permissions.Modify on the path, or the allocate privilege of
+// the path's kind.
+func (st *state) evalPermModify(p principal, path string) error {
+	if st.has(p, path, []string{"Permissions.Modify"}, false) {
+		return nil
+	}
+	alt := map[string]string{"/vms": "VM.Allocate", "/pool": "Pool.Allocate", "/storage": "Datastore.Allocate"}
+	for pre, pv := range alt {
+		if strings.HasPrefix(path, pre) && st.has(p, path, []string{pv}, false) {
+			return nil
+		}
+	}
+	return permError(path, []string{"Permissions.Modify"})
 }
 
 func splitPath(p string) []string {
@@ -320,11 +335,4 @@ func splitPath(p string) []string {
 	return strings.Split(p, "/")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

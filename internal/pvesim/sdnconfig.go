@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,7 +111,7 @@ func idKey(kind string) string {
 func storeParams(mi *schema.Method, params Params, skip ...string) sdnObj {
 	o := sdnObj{}
 	for k, v := range params {
-		if contains(skip, k) || contains([]string{"lock-token", "digest", "delete", "release-lock"}, k) {
+		if slices.Contains(skip, k) || slices.Contains([]string{"lock-token", "digest", "delete", "release-lock"}, k) {
 			continue
 		}
 		p := mi.Parameters.Lookup(k)
@@ -221,7 +222,7 @@ func pendingObj(kind string, run, cur sdnObj) sdnObj {
 		o := sdnObj{"state": "new", "digest": nil}
 		pend := sdnObj{}
 		for k, v := range cur {
-			if contains(topKeys(kind), k) {
+			if slices.Contains(topKeys(kind), k) {
 				o[k] = v
 			} else {
 				pend[k] = v
@@ -332,7 +333,7 @@ func applyUpdate(mi *schema.Method, old sdnObj, params Params, fixed ...string) 
 			dels = schema.SplitList(params.Str("delete"))
 		}
 		for _, k := range dels {
-			if contains(fixed, k) {
+			if slices.Contains(fixed, k) {
 				return nil, k
 			}
 			delete(o, k)

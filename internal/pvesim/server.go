@@ -105,30 +105,53 @@ func plainErr(format string, a ...any) *apiError {
 	return &apiError{Status: 500, Message: msg}
 }
 
-// Start builds the cluster from cfg and serves it on cfg.Listen (127.0.0.1:0 by default).
-func Start(cfg Config) (*Server, error) {
-	sch, err := schema.Load()
-	if err != nil {
-		return nil, fmt.Errorf("pvesim: load schema: %w", err)
-	}
+// checked is cfg with its defaults, or why it cannot start: no node, a reload command without a
+// render directory, an address beyond loopback.
+func (cfg Config) checked() (Config, error) {
 	if len(cfg.Nodes) == 0 {
-		return nil, errors.New("pvesim: config has no nodes")
+		return cfg, errors.New("pvesim: config has no nodes")
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
 	if cfg.ReloadCommand != "" && cfg.RenderDir == "" {
-		return nil, errors.New("pvesim: a reload command needs a render dir")
+		return cfg, errors.New("pvesim: a reload command needs a render dir")
 	}
 	if cfg.MACPrefix == "" {
 		cfg.MACPrefix = "BC:24:11"
 	}
 	host, _, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("pvesim: listen address %q: %w", cfg.Listen, err)
+		return cfg, fmt.Errorf("pvesim: listen address %q: %w", cfg.Listen, err)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("pvesim: refusing to listen on non-loopback address %q", cfg.Listen)
+		return cfg, fmt.Errorf("pvesim: refusing to listen on non-loopback address %q", cfg.Listen)
+	}
+	return cfg, nil
+}
+
+// serveTLS wraps ln in TLS with a new CA, written to cfg.CAOut or the temp directory.
+func (s *Server) serveTLS(ln net.Listener) (net.Listener, error) {
+	caPath := s.cfg.CAOut
+	if caPath == "" {
+		caPath = filepath.Join(s.tmpDir, "pvesim-ca.pem")
+	}
+	tlsCfg, err := newTLS(caPath)
+	if err != nil {
+		return ln, fmt.Errorf("pvesim: %w", err)
+	}
+	s.caFile = caPath
+	return tls.NewListener(ln, tlsCfg), nil
+}
+
+// Start builds the cluster from cfg and serves it on cfg.Listen (127.0.0.1:0 by default).
+func Start(cfg Config) (*Server, error) {
+	sch, err := schema.Load()
+	if err != nil {
+		return nil, fmt.Errorf("pvesim: load schema: %w", err)
+	}
+	if cfg, err = cfg.checked(); err != nil {
+		return nil, err
 	}
 	s := &Server{cfg: cfg, schema: sch, latency: cfg.Latency, taskDur: cfg.TaskDuration, done: make(chan struct{})}
 	s.rootSecret = cfg.RootSecret
@@ -166,18 +189,11 @@ func Start(cfg Config) (*Server, error) {
 	}
 	scheme := "http"
 	if !cfg.InsecureHTTP {
-		caPath := cfg.CAOut
-		if caPath == "" {
-			caPath = filepath.Join(s.tmpDir, "pvesim-ca.pem")
-		}
-		tlsCfg, err := newTLS(caPath)
-		if err != nil {
+		if ln, err = s.serveTLS(ln); err != nil {
 			_ = ln.Close()
 			_ = os.RemoveAll(s.tmpDir)
-			return nil, fmt.Errorf("pvesim: %w", err)
+			return nil, err
 		}
-		s.caFile = caPath
-		ln = tls.NewListener(ln, tlsCfg)
 		scheme = "https"
 	}
 	s.ln = ln
@@ -411,6 +427,35 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	_, _ = w.Write(b)
 }
 
+// admit runs PVE's checks between routing and the handler, in PVE's order: URI parameters
+// against body parameters (merged into params), a token on a ticket-only path, the permission
+// check with the raw parameters, then schema validation.
+func (s *Server) admit(who principal, mi *schema.Method, path string, vars map[string]string, params Params) error {
+	for k, v := range vars {
+		if bv, ok := params[k]; ok && fmt.Sprint(bv) != v {
+			return paramErr(map[string]string{k: "duplicate parameter (already defined in URI)"})
+		}
+		params[k] = v
+	}
+	if who.TokenID != "" && mi.AllowToken != nil && !bool(*mi.AllowToken) {
+		return &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (URI '%s' not available with API token, need proper ticket.)\n", path)}
+	}
+	if !who.isRoot() {
+		if !mi.HasPermissions {
+			return &apiError{Status: 403, Message: "Permission check failed (user != root@pam)\n"}
+		}
+		if mi.Check != nil {
+			if err := s.st.evalCheck(who, mi.Check, params, true); err != nil {
+				return err
+			}
+		}
+	}
+	if errs := s.schema.Validate(mi.Parameters, params); len(errs) > 0 {
+		return paramErr(errs)
+	}
+	return nil
+}
+
 func (s *Server) serveAPI(r *http.Request, path string) (any, error) {
 	method := r.Method
 	// 1. authentication
@@ -447,31 +492,9 @@ func (s *Server) serveAPI(r *http.Request, path string) (any, error) {
 	if perr != nil {
 		return nil, perr
 	}
-	// 3. URI parameters vs body parameters
-	for k, v := range vars {
-		if bv, ok := params[k]; ok && fmt.Sprint(bv) != v {
-			return nil, paramErr(map[string]string{k: "duplicate parameter (already defined in URI)"})
-		}
-		params[k] = v
-	}
-	// 4. allowtoken
-	if who.TokenID != "" && mi.AllowToken != nil && !bool(*mi.AllowToken) {
-		return nil, &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (URI '%s' not available with API token, need proper ticket.)\n", path)}
-	}
-	// 5. permission check with the raw parameters
-	if !who.isRoot() {
-		if !mi.HasPermissions {
-			return nil, &apiError{Status: 403, Message: "Permission check failed (user != root@pam)\n"}
-		}
-		if mi.Check != nil {
-			if err := s.st.evalCheck(who, mi.Check, params, true); err != nil {
-				return nil, err
-			}
-		}
-	}
-	// 6. schema validation
-	if errs := s.schema.Validate(mi.Parameters, params); len(errs) > 0 {
-		return nil, paramErr(errs)
+	// 3.-6. URI parameters, allowtoken, permissions, schema
+	if err := s.admit(who, mi, path, vars, params); err != nil {
+		return nil, err
 	}
 	// 7. handler
 	h := s.handlers[method+" "+tmpl]

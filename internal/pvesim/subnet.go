@@ -95,86 +95,73 @@ func (s *Server) subnetSemantic(cidr string, o sdnObj) string {
 
 func (s *Server) subnetCreate(r *reqCtx) (any, error) {
 	vnet := r.params.Str("vnet")
-	const op = "create sdn subnet object"
-	if err := s.vnetPerm(r, vnet, "SDN.Allocate"); err != nil {
+	w := s.sdnWrite(r, "subnets", "create sdn subnet object")
+	if err := w.lockVNet(vnet); err != nil {
 		return nil, err
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
-		return nil, err
-	}
-	cur := s.st.SDN.Current
-	v := cur["vnets"][vnet]
+	v := s.st.SDN.Current["vnets"][vnet]
 	zone := fmt.Sprint(v["zone"])
 	cidr := r.params.Str("subnet")
 	if !strings.Contains(cidr, "/") {
 		return nil, paramErr(map[string]string{"subnet": "invalid format - value does not look like a valid CIDR network\n"})
 	}
 	id := subnetID(zone, cidr)
-	if _, ok := cur["subnets"][id]; ok {
-		return nil, plainErr("%s failed: sdn subnet object ID '%s' already defined", op, id)
+	if _, ok := w.objects()[id]; ok {
+		return nil, w.failed("sdn subnet object ID '%s' already defined", id)
 	}
 	if v["vlanaware"] == int64(1) {
-		return nil, plainErr("%s failed: you can't add a subnet on a vlanaware vnet", op)
+		return nil, w.failed("you can't add a subnet on a vlanaware vnet")
 	}
 	o := storeParams(s.schema.Method("/cluster/sdn/vnets/{vnet}/subnets", "POST"), r.params)
 	o["subnet"], o["type"], o["vnet"] = id, "subnet", vnet
-	if m := s.subnetSemantic(cidr, o); m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
-	}
-	cur["subnets"][id] = o
-	return nil, nil
+	return w.store(id, o, s.subnetSemantic(cidr, o))
 }
 
 func (s *Server) subnetUpdate(r *reqCtx) (any, error) {
 	vnet := r.params.Str("vnet")
-	const op = "update sdn subnet object"
-	if err := s.vnetPerm(r, vnet, "SDN.Allocate"); err != nil {
+	w := s.sdnWrite(r, "subnets", "update sdn subnet object")
+	id, err := s.subnetOf(r, vnet)
+	if err != nil {
 		return nil, err
 	}
-	zone, _ := s.vnetZone(vnet)
-	id := subnetID(zone, r.params.Str("subnet"))
-	cur := s.st.SDN.Current
-	old, ok := cur["subnets"][id]
-	if !ok {
-		return nil, plainErr("sdn subnet '%s' does not exist", id)
-	}
+	old := w.objects()[id]
 	if old["vnet"] != vnet {
 		return nil, paramErr(map[string]string{"vnet": "wrong vnet"})
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
-	if err := s.checkDigest("subnets", r.params, op); err != nil {
+	o, err := w.update("/cluster/sdn/vnets/{vnet}/subnets/{subnet}", old, "subnet", "vnet", "type")
+	if err != nil {
 		return nil, err
-	}
-	o, bad := applyUpdate(s.schema.Method("/cluster/sdn/vnets/{vnet}/subnets/{subnet}", "PUT"), old, r.params, "subnet", "vnet", "type")
-	if bad != "" {
-		return nil, plainErr("cannot delete '%s'", bad)
 	}
 	parts := strings.Split(id, "-")
 	cidr := strings.Join(parts[1:len(parts)-1], "-") + "/" + parts[len(parts)-1]
-	if m := s.subnetSemantic(cidr, o); m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
-	}
-	cur["subnets"][id] = o
-	return nil, nil
+	return w.store(id, o, s.subnetSemantic(cidr, o))
 }
 
-func (s *Server) subnetDelete(r *reqCtx) (any, error) {
-	vnet := r.params.Str("vnet")
-	const op = "delete sdn subnet object"
+// subnetOf is the id of the request's subnet of vnet, after the write permission on the vnet and
+// the subnet's existence.
+func (s *Server) subnetOf(r *reqCtx, vnet string) (string, error) {
 	if err := s.vnetPerm(r, vnet, "SDN.Allocate"); err != nil {
-		return nil, err
+		return "", err
 	}
 	zone, _ := s.vnetZone(vnet)
 	id := subnetID(zone, r.params.Str("subnet"))
-	cur := s.st.SDN.Current
-	if _, ok := cur["subnets"][id]; !ok {
-		return nil, plainErr("sdn subnet '%s' does not exist", id)
+	if _, ok := s.st.SDN.Current["subnets"][id]; !ok {
+		return "", plainErr("sdn subnet '%s' does not exist", id)
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	return id, nil
+}
+
+func (s *Server) subnetDelete(r *reqCtx) (any, error) {
+	w := s.sdnWrite(r, "subnets", "delete sdn subnet object")
+	id, err := s.subnetOf(r, r.params.Str("vnet"))
+	if err != nil {
 		return nil, err
 	}
-	delete(cur["subnets"], id)
-	return nil, nil
+	if err := w.lock(); err != nil {
+		return nil, err
+	}
+	return w.remove(id)
 }

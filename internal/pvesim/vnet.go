@@ -26,17 +26,13 @@ func (s *Server) vnetPerm(r *reqCtx, vnet string, privs ...string) error {
 }
 
 func (s *Server) vnetList(r *reqCtx) (any, error) {
-	out := []sdnObj{}
-	for _, o := range s.view("vnets", r.params) {
+	return s.visible("vnets", r, func(o sdnObj) bool {
 		zone := fmt.Sprint(o["zone"])
 		if p, ok := o["pending"].(sdnObj); ok && o["zone"] == nil {
 			zone = fmt.Sprint(p["zone"])
 		}
-		if s.st.has(r.who, "/sdn/zones/"+zone+"/"+fmt.Sprint(o["vnet"]), []string{"SDN.Audit", "SDN.Allocate"}, true) {
-			out = append(out, o)
-		}
-	}
-	return out, nil
+		return s.st.has(r.who, "/sdn/zones/"+zone+"/"+fmt.Sprint(o["vnet"]), []string{"SDN.Audit", "SDN.Allocate"}, true)
+	}), nil
 }
 
 func (s *Server) vnetGet(r *reqCtx) (any, error) {
@@ -89,73 +85,53 @@ func (s *Server) vnetSubnets(vnet string) []string {
 
 func (s *Server) vnetCreate(r *reqCtx) (any, error) {
 	id := r.params.Str("vnet")
-	const op = "create sdn vnet object"
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	w := s.sdnWrite(r, "vnets", "create sdn vnet object")
+	if err := w.lockNew(id, "sdn vnet object ID '%s' already defined"); err != nil {
 		return nil, err
-	}
-	cur := s.st.SDN.Current
-	if _, ok := cur["vnets"][id]; ok {
-		return nil, plainErr("%s failed: sdn vnet object ID '%s' already defined", op, id)
 	}
 	o := storeParams(s.schema.Method("/cluster/sdn/vnets", "POST"), r.params)
 	o["type"] = "vnet"
-	if m := s.vnetSemantic(id, o, false); m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
-	}
-	cur["vnets"][id] = o
-	return nil, nil
+	return w.store(id, o, s.vnetSemantic(id, o, false))
 }
 
 func (s *Server) vnetUpdate(r *reqCtx) (any, error) {
 	id := r.params.Str("vnet")
-	const op = "update sdn vnet object"
+	w := s.sdnWrite(r, "vnets", "update sdn vnet object")
 	if err := s.vnetPerm(r, id, "SDN.Allocate"); err != nil {
 		return nil, err
 	}
-	cur := s.st.SDN.Current
-	old := cur["vnets"][id]
-	o, bad := applyUpdate(s.schema.Method("/cluster/sdn/vnets/{vnet}", "PUT"), old, r.params, "vnet", "type")
-	if bad != "" {
-		return nil, plainErr("cannot delete '%s'", bad)
-	}
-	if _, ok := o["zone"]; !ok {
-		return nil, plainErr("%s failed: cannot delete zone", op)
-	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	old := w.objects()[id]
+	o, err := w.update("/cluster/sdn/vnets/{vnet}", old, "vnet", "type")
+	if err != nil {
 		return nil, err
 	}
-	if err := s.checkDigest("vnets", r.params, op); err != nil {
+	if _, ok := o["zone"]; !ok {
+		return nil, w.failed("cannot delete zone")
+	}
+	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
 	subs := s.vnetSubnets(id)
 	if o["zone"] != old["zone"] {
 		if len(subs) > 0 {
-			return nil, plainErr("%s failed: can't change zone if subnets exist", op)
+			return nil, w.failed("can't change zone if subnets exist")
 		}
 		// moving to another zone needs Allocate there too
 		if err := s.st.check(r.who, "/sdn/zones/"+fmt.Sprint(o["zone"]), []string{"SDN.Allocate"}, false); err != nil {
 			return nil, err
 		}
 	}
-	if m := s.vnetSemantic(id, o, len(subs) > 0); m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
-	}
-	cur["vnets"][id] = o
-	return nil, nil
+	return w.store(id, o, s.vnetSemantic(id, o, len(subs) > 0))
 }
 
 func (s *Server) vnetDelete(r *reqCtx) (any, error) {
 	id := r.params.Str("vnet")
-	const op = "delete sdn vnet object"
-	if err := s.vnetPerm(r, id, "SDN.Allocate"); err != nil {
-		return nil, err
-	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	w := s.sdnWrite(r, "vnets", "delete sdn vnet object")
+	if err := w.lockVNet(id); err != nil {
 		return nil, err
 	}
 	if len(s.vnetSubnets(id)) > 0 {
 		return nil, paramErr(map[string]string{"vnet": "Can't delete vnet if subnets exists"})
 	}
-	delete(s.st.SDN.Current["vnets"], id)
-	return nil, nil
+	return w.remove(id)
 }

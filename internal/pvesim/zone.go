@@ -4,6 +4,7 @@ package pvesim
 
 import (
 	"fmt"
+	"slices"
 )
 
 var zoneOptions = map[string]struct{ allowed, required []string }{
@@ -21,7 +22,7 @@ var zoneCommon = []string{"zone", "type", "nodes", "ipam", "dns", "reversedns", 
 func (s *Server) zoneTypeCheck(typ string, o sdnObj) error {
 	opts := zoneOptions[typ]
 	for _, k := range sortedKeys(o) {
-		if !contains(zoneCommon, k) && !contains(opts.allowed, k) {
+		if !slices.Contains(zoneCommon, k) && !slices.Contains(opts.allowed, k) {
 			return plainErr("unexpected property '%s'", k)
 		}
 	}
@@ -79,17 +80,9 @@ func (s *Server) zoneSemantic(id string, o sdnObj) string {
 }
 
 func (s *Server) zoneList(r *reqCtx) (any, error) {
-	out := []sdnObj{}
-	for _, o := range s.view("zones", r.params) {
-		id := fmt.Sprint(o["zone"])
-		if t := r.params.Str("type"); t != "" && o["type"] != t {
-			continue
-		}
-		if s.st.has(r.who, "/sdn/zones/"+id, []string{"SDN.Audit", "SDN.Allocate"}, true) {
-			out = append(out, o)
-		}
-	}
-	return out, nil
+	return s.visible("zones", r, func(o sdnObj) bool {
+		return typeMatches(r, o) && s.st.has(r.who, "/sdn/zones/"+fmt.Sprint(o["zone"]), []string{"SDN.Audit", "SDN.Allocate"}, true)
+	}), nil
 }
 
 func (s *Server) zoneGet(r *reqCtx) (any, error) {
@@ -97,88 +90,66 @@ func (s *Server) zoneGet(r *reqCtx) (any, error) {
 }
 
 func (s *Server) zoneCreate(r *reqCtx) (any, error) {
-	mi := s.schema.Method("/cluster/sdn/zones", "POST")
-	o := storeParams(mi, r.params)
+	o := storeParams(s.schema.Method("/cluster/sdn/zones", "POST"), r.params)
 	id := r.params.Str("zone")
 	if err := s.zoneTypeCheck(fmt.Sprint(o["type"]), o); err != nil {
 		return nil, err
 	}
-	const op = "create sdn zone object"
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
+	w := s.sdnWrite(r, "zones", "create sdn zone object")
+	if err := w.lockNew(id, "sdn zone object ID '%s' already defined"); err != nil {
 		return nil, err
 	}
-	cur := s.st.SDN.Current
-	if _, ok := cur["zones"][id]; ok {
-		return nil, plainErr("%s failed: sdn zone object ID '%s' already defined", op, id)
-	}
 	if m := s.zoneSemantic(id, o); m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
+		return nil, w.failed("%s", m)
 	}
+	s.zoneMAC(o)
+	return w.store(id, o, "")
+}
+
+// zoneMAC gives an EVPN zone without one a generated router MAC, as PVE does.
+func (s *Server) zoneMAC(o sdnObj) {
 	if o["type"] == "evpn" {
 		if _, ok := o["mac"]; !ok {
 			o["mac"] = s.macAddr()
 		}
 	}
-	cur["zones"][id] = o
-	return nil, nil
 }
 
 func (s *Server) zoneUpdate(r *reqCtx) (any, error) {
 	id := r.params.Str("zone")
-	const op = "update sdn zone object"
-	cur := s.st.SDN.Current
-	old, ok := cur["zones"][id]
-	if !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
-	}
-	mi := s.schema.Method("/cluster/sdn/zones/{zone}", "PUT")
-	o, bad := applyUpdate(mi, old, r.params, "zone", "type")
-	if bad != "" {
-		return nil, plainErr("cannot delete '%s'", bad)
+	w := s.sdnWrite(r, "zones", "update sdn zone object")
+	old, o, err := w.existingUpdated(id, "/cluster/sdn/zones/{zone}", "zone", "type")
+	if err != nil {
+		return nil, err
 	}
 	if err := s.zoneTypeCheck(fmt.Sprint(o["type"]), o); err != nil {
 		return nil, err
 	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
-		return nil, err
-	}
-	if err := s.checkDigest("zones", r.params, op); err != nil {
+	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
 	if m := s.zoneSemantic(id, o); m != "" {
-		return nil, plainErr("%s failed: %s", op, m)
+		return nil, w.failed("%s", m)
 	}
-	if !jsonEqual(o["ipam"], old["ipam"]) {
-		for _, sn := range cur["subnets"] {
-			if vn := cur["vnets"][fmt.Sprint(sn["vnet"])]; vn != nil && vn["zone"] == id {
-				return nil, plainErr("%s failed: 400 Parameter verification failed.\nipam: can't change ipam if a subnet is already defined in this zone\n", op)
-			}
+	if !jsonEqual(o["ipam"], old["ipam"]) && s.zoneHasSubnets(id) {
+		return nil, w.failed("400 Parameter verification failed.\nipam: can't change ipam if a subnet is already defined in this zone\n")
+	}
+	s.zoneMAC(o)
+	return w.store(id, o, "")
+}
+
+// zoneHasSubnets reports whether a subnet of one of the zone's vnets exists.
+func (s *Server) zoneHasSubnets(zone string) bool {
+	cur := s.st.SDN.Current
+	for _, sn := range cur["subnets"] {
+		if vn := cur["vnets"][fmt.Sprint(sn["vnet"])]; vn != nil && vn["zone"] == zone {
+			return true
 		}
 	}
-	if o["type"] == "evpn" {
-		if _, ok := o["mac"]; !ok {
-			o["mac"] = s.macAddr()
-		}
-	}
-	cur["zones"][id] = o
-	return nil, nil
+	return false
 }
 
 func (s *Server) zoneDelete(r *reqCtx) (any, error) {
-	id := r.params.Str("zone")
-	const op = "delete sdn zone object"
-	cur := s.st.SDN.Current
-	if _, ok := cur["zones"][id]; !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
-	}
-	if err := s.checkLockToken(r.params, op+" failed"); err != nil {
-		return nil, err
-	}
-	for _, vid := range sortedKeys(cur["vnets"]) {
-		if cur["vnets"][vid]["zone"] == id {
-			return nil, plainErr("%s failed: zone %s is used by vnet %s", op, id, vid)
-		}
-	}
-	delete(cur["zones"], id)
-	return nil, nil
+	w := s.sdnWrite(r, "zones", "delete sdn zone object")
+	return w.removeUnused(r.params.Str("zone"), "vnets", "zone", "zone %s is used by vnet %s")
 }

@@ -18,18 +18,30 @@ func Mermaid(v View) string {
 	b.WriteString("  classDef ok fill:#e7f5ea,stroke:#2e7d32,color:#111\n")
 	b.WriteString("  classDef bad fill:#fde3e1,stroke:#c62828,stroke-width:3px,color:#111\n")
 	b.WriteString("  classDef missing fill:#ffffff,stroke:#c62828,stroke-width:3px,stroke-dasharray:6 4,color:#c62828\n")
+	mermaidFabric(&b, v.Substrate)
+	dp, dpCls := dataPlane(v.SiteChecks)
+	fmt.Fprintf(&b, "  perimeter[%s]:::%s\n", label("Perimeter", "NAT egress · default-drop forward", dp), dpCls)
+	fmt.Fprintf(&b, "  resolver[%s]:::infra\n", label("Resolver "+v.Site.Resolver.String(), "read back at "+orNone(v.Resolver)))
+	for ti, t := range v.Tenants {
+		mermaidTenant(&b, fmt.Sprintf("t%d", ti), t)
+	}
+	b.WriteString("  style fabric fill:#f4f7fc,stroke:#3b5b92\n")
+	return b.String()
+}
 
+// mermaidFabric draws the fabric box: its nodes with their VTEP loopbacks, and the controllers.
+func mermaidFabric(b *strings.Builder, s Substrate) {
 	title := "Fabric"
-	for _, f := range v.Substrate.Fabrics {
+	for _, f := range s.Fabrics {
 		title = fmt.Sprintf("Fabric %s · %s · %s", f.ID, f.Protocol, f.Prefix)
 	}
-	if len(v.Substrate.Fabrics) == 0 {
+	if len(s.Fabrics) == 0 {
 		title = "Fabric: NONE read back"
 	}
-	fmt.Fprintf(&b, "  subgraph fabric[%s]\n    direction TB\n", label(title))
-	for i, n := range v.Substrate.Nodes {
+	fmt.Fprintf(b, "  subgraph fabric[%s]\n    direction TB\n", label(title))
+	for i, n := range s.Nodes {
 		ip, cls := "not a fabric member", "bad"
-		for _, fn := range v.Substrate.FabricNodes {
+		for _, fn := range s.FabricNodes {
 			if fn.Node == n.Name {
 				ip, cls = "VTEP "+fn.IP, "infra"
 			}
@@ -37,89 +49,88 @@ func Mermaid(v View) string {
 		if n.Status != "online" {
 			cls = "bad"
 		}
-		fmt.Fprintf(&b, "    node%d[%s]:::%s\n", i, label(n.Name, ip, n.Status), cls)
+		fmt.Fprintf(b, "    node%d[%s]:::%s\n", i, label(n.Name, ip, n.Status), cls)
 	}
-	for _, c := range v.Substrate.Controllers {
-		fmt.Fprintf(&b, "    ctl_%s[%s]:::infra\n", ident(c.ID), label("controller "+c.ID, c.Type+" · ASN "+c.ASN))
+	for _, c := range s.Controllers {
+		fmt.Fprintf(b, "    ctl_%s[%s]:::infra\n", ident(c.ID), label("controller "+c.ID, c.Type+" · ASN "+c.ASN))
 	}
 	b.WriteString("  end\n")
+}
 
-	dp, dpCls := "data plane: not checked", "infra"
-	if len(v.SiteChecks) > 0 {
-		failed := 0
-		for _, c := range v.SiteChecks {
-			if !c.OK {
-				failed++
-			}
-		}
-		dp, dpCls = fmt.Sprintf("data plane: %d/%d checks passed", len(v.SiteChecks)-failed, len(v.SiteChecks)), "ok"
-		if failed > 0 {
-			dp, dpCls = fmt.Sprintf("data plane: %d of %d checks FAILED", failed, len(v.SiteChecks)), "bad"
+// dataPlane is the perimeter's line about the site checks, and its class.
+func dataPlane(checks []Check) (string, string) {
+	if len(checks) == 0 {
+		return "data plane: not checked", "infra"
+	}
+	failed := 0
+	for _, c := range checks {
+		if !c.OK {
+			failed++
 		}
 	}
-	fmt.Fprintf(&b, "  perimeter[%s]:::%s\n", label("Perimeter", "NAT egress · default-drop forward", dp), dpCls)
-	fmt.Fprintf(&b, "  resolver[%s]:::infra\n", label("Resolver "+v.Site.Resolver.String(), "read back at "+orNone(v.Resolver)))
-
-	for ti, t := range v.Tenants {
-		p := t.Plan
-		id := fmt.Sprintf("t%d", ti)
-		status := fmt.Sprintf("checks %d/%d passed", len(t.Checks)-len(t.Failed()), len(t.Checks))
-		if n := len(t.Failed()); n > 0 {
-			status = fmt.Sprintf("%d of %d checks FAILED", n, len(t.Checks))
-		} else if len(t.Checks) == 0 {
-			status = "not verified yet"
-		}
-		zone := fmt.Sprintf("VRF %s · zone %s · VNI %d", p.VRFDevice, p.Zone, p.VRFVXLAN)
-		if t.Zone == nil {
-			zone = fmt.Sprintf("zone %s MISSING", p.Zone)
-		}
-		fmt.Fprintf(&b, "  subgraph %s[%s]\n    direction TB\n", id, label(fmt.Sprintf("%s · index %d · %s · %s", p.Name, p.Index, zone, status)))
-		for vi, vn := range t.VNets {
-			cls, state := "ok", fmt.Sprintf("%s gw %s", vn.Plan.Subnet, vn.Plan.Gateway)
-			if vn.Found == nil {
-				cls, state = "missing", "MISSING in PVE"
-			}
-			fmt.Fprintf(&b, "    %s_v%d[%s]:::%s\n", id, vi, label(fmt.Sprintf("VNet %s · VNI %d", vn.Plan.ID, vn.Plan.Tag), state), cls)
-		}
-		for mi, vm := range t.VMs {
-			lines := []string{fmt.Sprintf("VM %s · %d", vm.Name(), vm.VMID())}
-			cls := "ok"
-			if vm.Found == nil {
-				lines = append(lines, "MISSING in PVE")
-				cls = "missing"
-			} else {
-				lines = append(lines, orNone(vm.Address), "on "+vm.Found.Node+" · "+strings.ToUpper(vm.Found.Status))
-				if pr := vm.Problems(); len(pr) > 0 {
-					cls = "bad"
-					lines[len(lines)-1] = "on " + vm.Found.Node + " · " + strings.ToUpper(strings.Join(pr, " · "))
-				} else {
-					lines[len(lines)-1] = "on " + vm.Found.Node + " · " + vm.Found.Status
-				}
-			}
-			fmt.Fprintf(&b, "    %s_m%d[%s]:::%s\n", id, mi, label(lines...), cls)
-			if vi := vnetOf(t, vm); vi >= 0 {
-				fmt.Fprintf(&b, "    %s_m%d --- %s_v%d\n", id, mi, id, vi)
-			}
-		}
-		if failed := t.Failed(); len(failed) > 0 {
-			lines := []string{"FAILED checks"}
-			for _, c := range failed {
-				lines = append(lines, c.Name+": "+c.Target)
-			}
-			fmt.Fprintf(&b, "    %s_fail[%s]:::bad\n", id, label(lines...))
-		}
-		b.WriteString("  end\n")
-		if t.Healthy() {
-			fmt.Fprintf(&b, "  style %s fill:#f6fbf6,stroke:#2e7d32,stroke-width:2px\n", id)
-		} else {
-			fmt.Fprintf(&b, "  style %s fill:#fff6f5,stroke:#c62828,stroke-width:3px\n", id)
-		}
-		fmt.Fprintf(&b, "  fabric ==>|%s| %s\n", edge(fmt.Sprintf("EVPN VNI %d", p.VRFVXLAN)), id)
-		fmt.Fprintf(&b, "  %s ==>|egress| perimeter\n", id)
-		fmt.Fprintf(&b, "  %s -.->|%s| resolver\n", id, edge(p.DNSZone))
+	if failed > 0 {
+		return fmt.Sprintf("data plane: %d of %d checks FAILED", failed, len(checks)), "bad"
 	}
-	b.WriteString("  style fabric fill:#f4f7fc,stroke:#3b5b92\n")
-	return b.String()
+	return fmt.Sprintf("data plane: %d/%d checks passed", len(checks)-failed, len(checks)), "ok"
+}
+
+// mermaidTenant draws one tenant's box (VNets, VMs, failed checks) and its edges.
+func mermaidTenant(b *strings.Builder, id string, t TenantView) {
+	p := t.Plan
+	status := fmt.Sprintf("checks %d/%d passed", len(t.Checks)-len(t.Failed()), len(t.Checks))
+	if n := len(t.Failed()); n > 0 {
+		status = fmt.Sprintf("%d of %d checks FAILED", n, len(t.Checks))
+	} else if len(t.Checks) == 0 {
+		status = "not verified yet"
+	}
+	zone := fmt.Sprintf("VRF %s · zone %s · VNI %d", p.VRFDevice, p.Zone, p.VRFVXLAN)
+	if t.Zone == nil {
+		zone = fmt.Sprintf("zone %s MISSING", p.Zone)
+	}
+	fmt.Fprintf(b, "  subgraph %s[%s]\n    direction TB\n", id, label(fmt.Sprintf("%s · index %d · %s · %s", p.Name, p.Index, zone, status)))
+	for vi, vn := range t.VNets {
+		cls, state := "ok", fmt.Sprintf("%s gw %s", vn.Plan.Subnet, vn.Plan.Gateway)
+		if vn.Found == nil {
+			cls, state = "missing", "MISSING in PVE"
+		}
+		fmt.Fprintf(b, "    %s_v%d[%s]:::%s\n", id, vi, label(fmt.Sprintf("VNet %s · VNI %d", vn.Plan.ID, vn.Plan.Tag), state), cls)
+	}
+	for mi, vm := range t.VMs {
+		lines, cls := vmLines(vm)
+		fmt.Fprintf(b, "    %s_m%d[%s]:::%s\n", id, mi, label(lines...), cls)
+		if vi := vnetOf(t, vm); vi >= 0 {
+			fmt.Fprintf(b, "    %s_m%d --- %s_v%d\n", id, mi, id, vi)
+		}
+	}
+	if failed := t.Failed(); len(failed) > 0 {
+		lines := []string{"FAILED checks"}
+		for _, c := range failed {
+			lines = append(lines, c.Name+": "+c.Target)
+		}
+		fmt.Fprintf(b, "    %s_fail[%s]:::bad\n", id, label(lines...))
+	}
+	b.WriteString("  end\n")
+	if t.Healthy() {
+		fmt.Fprintf(b, "  style %s fill:#f6fbf6,stroke:#2e7d32,stroke-width:2px\n", id)
+	} else {
+		fmt.Fprintf(b, "  style %s fill:#fff6f5,stroke:#c62828,stroke-width:3px\n", id)
+	}
+	fmt.Fprintf(b, "  fabric ==>|%s| %s\n", edge(fmt.Sprintf("EVPN VNI %d", p.VRFVXLAN)), id)
+	fmt.Fprintf(b, "  %s ==>|egress| perimeter\n", id)
+	fmt.Fprintf(b, "  %s -.->|%s| resolver\n", id, edge(p.DNSZone))
+}
+
+// vmLines is a VM's label (name, address, node and state, or what is wrong) and its class.
+func vmLines(vm VMView) ([]string, string) {
+	lines := []string{fmt.Sprintf("VM %s · %d", vm.Name(), vm.VMID())}
+	if vm.Found == nil {
+		return append(lines, "MISSING in PVE"), "missing"
+	}
+	lines = append(lines, orNone(vm.Address))
+	if pr := vm.Problems(); len(pr) > 0 {
+		return append(lines, "on "+vm.Found.Node+" · "+strings.ToUpper(strings.Join(pr, " · "))), "bad"
+	}
+	return append(lines, "on "+vm.Found.Node+" · "+vm.Found.Status), "ok"
 }
 
 // vnetOf is the index of the VNet the VM's NIC is on (VNet 0 for a planned VM not read back).

@@ -119,7 +119,7 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
-	total, failed := view.counts()
+	total, failed := view.Counts()
 	return module.Result{
 		Msg: fmt.Sprintf("%d tenants, %d checks, %d failed", len(view.Tenants), total, failed),
 		Values: map[string]any{

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/deevnet/tenant/internal/jsonval"
 	"github.com/deevnet/tenant/internal/pve"
 )
 
@@ -91,108 +91,120 @@ type Substrate struct {
 
 type row = map[string]any
 
+// reader sends the GETs of one Read.
+type reader struct {
+	ctx context.Context
+	c   *pve.Client
+}
+
+func (r reader) get(path string, q url.Values, out any) error {
+	if err := r.c.Get(r.ctx, path, q, out); err != nil {
+		return fmt.Errorf("reading back %s: %w", path, err)
+	}
+	return nil
+}
+
+// list reads the rows at path and converts each.
+func list[T any](r reader, path string, q url.Values, conv func(row) T) ([]T, error) {
+	var rows []row
+	if err := r.get(path, q, &rows); err != nil {
+		return nil, err
+	}
+	var out []T
+	for _, x := range rows {
+		out = append(out, conv(x))
+	}
+	return out, nil
+}
+
 // Read reads the substrate's running SDN configuration and its guests. It sends only GETs.
 func Read(ctx context.Context, c *pve.Client) (Substrate, error) {
 	var s Substrate
-	get := func(path string, q url.Values) ([]row, error) {
-		var rows []row
-		if err := c.Get(ctx, path, q, &rows); err != nil {
-			return nil, fmt.Errorf("reading back %s: %w", path, err)
-		}
-		return rows, nil
+	r := reader{ctx: ctx, c: c}
+	var err error
+	if s.Nodes, err = list(r, "/nodes", nil, func(x row) Node {
+		return Node{Name: str(x["node"]), Status: str(x["status"])}
+	}); err != nil {
+		return s, err
 	}
-	rows, err := get("/nodes", nil)
+	if s.Fabrics, err = list(r, "/cluster/sdn/fabrics/fabric", nil, func(x row) Fabric {
+		return Fabric{ID: str(x["id"]), Protocol: str(x["protocol"]), Prefix: str(x["ip_prefix"])}
+	}); err != nil {
+		return s, err
+	}
+	if s.FabricNodes, err = list(r, "/cluster/sdn/fabrics/node", nil, func(x row) FabricNode {
+		return FabricNode{Fabric: str(x["fabric_id"]), Node: str(x["node_id"]), IP: str(x["ip"])}
+	}); err != nil {
+		return s, err
+	}
+	if s.Controllers, err = list(r, "/cluster/sdn/controllers", nil, func(x row) Controller {
+		return Controller{ID: str(x["controller"]), Type: str(x["type"]), ASN: str(x["asn"])}
+	}); err != nil {
+		return s, err
+	}
+	if s.Zones, err = list(r, "/cluster/sdn/zones", nil, func(x row) Zone {
+		return Zone{ID: str(x["zone"]), Type: str(x["type"]), Controller: str(x["controller"]), VRFVXLAN: str(x["vrf-vxlan"])}
+	}); err != nil {
+		return s, err
+	}
+	if s.VNets, err = readVNets(r); err != nil {
+		return s, err
+	}
+	if s.VMs, err = readVMs(r); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// readVNets reads the VNets, each with its subnets.
+func readVNets(r reader) ([]VNet, error) {
+	vnets, err := list(r, "/cluster/sdn/vnets", nil, func(x row) VNet {
+		return VNet{ID: str(x["vnet"]), Zone: str(x["zone"]), Tag: str(x["tag"]), Alias: str(x["alias"])}
+	})
 	if err != nil {
-		return s, err
+		return nil, err
 	}
-	for _, r := range rows {
-		s.Nodes = append(s.Nodes, Node{Name: str(r["node"]), Status: str(r["status"])})
-	}
-	if rows, err = get("/cluster/sdn/fabrics/fabric", nil); err != nil {
-		return s, err
-	}
-	for _, r := range rows {
-		s.Fabrics = append(s.Fabrics, Fabric{ID: str(r["id"]), Protocol: str(r["protocol"]), Prefix: str(r["ip_prefix"])})
-	}
-	if rows, err = get("/cluster/sdn/fabrics/node", nil); err != nil {
-		return s, err
-	}
-	for _, r := range rows {
-		s.FabricNodes = append(s.FabricNodes, FabricNode{Fabric: str(r["fabric_id"]), Node: str(r["node_id"]), IP: str(r["ip"])})
-	}
-	if rows, err = get("/cluster/sdn/controllers", nil); err != nil {
-		return s, err
-	}
-	for _, r := range rows {
-		s.Controllers = append(s.Controllers, Controller{ID: str(r["controller"]), Type: str(r["type"]), ASN: str(r["asn"])})
-	}
-	if rows, err = get("/cluster/sdn/zones", nil); err != nil {
-		return s, err
-	}
-	for _, r := range rows {
-		s.Zones = append(s.Zones, Zone{ID: str(r["zone"]), Type: str(r["type"]), Controller: str(r["controller"]), VRFVXLAN: str(r["vrf-vxlan"])})
-	}
-	if rows, err = get("/cluster/sdn/vnets", nil); err != nil {
-		return s, err
-	}
-	for _, r := range rows {
-		v := VNet{ID: str(r["vnet"]), Zone: str(r["zone"]), Tag: str(r["tag"]), Alias: str(r["alias"])}
-		subs, err := get("/cluster/sdn/vnets/"+url.PathEscape(v.ID)+"/subnets", nil)
-		if err != nil {
-			return s, err
+	for i, v := range vnets {
+		if vnets[i].Subnets, err = list(r, "/cluster/sdn/vnets/"+url.PathEscape(v.ID)+"/subnets", nil, func(x row) Subnet {
+			return Subnet{ID: str(x["subnet"]), CIDR: str(x["cidr"]), Gateway: str(x["gateway"])}
+		}); err != nil {
+			return nil, err
 		}
-		for _, sr := range subs {
-			v.Subnets = append(v.Subnets, Subnet{ID: str(sr["subnet"]), CIDR: str(sr["cidr"]), Gateway: str(sr["gateway"])})
-		}
-		s.VNets = append(s.VNets, v)
 	}
-	if rows, err = get("/cluster/resources", url.Values{"type": {"vm"}}); err != nil {
-		return s, err
+	return vnets, nil
+}
+
+// readVMs reads the QEMU guests by VMID, each but a template with its address and bridge.
+func readVMs(r reader) ([]VM, error) {
+	var rows []row
+	if err := r.get("/cluster/resources", url.Values{"type": {"vm"}}, &rows); err != nil {
+		return nil, err
 	}
-	for _, r := range rows {
-		if str(r["type"]) != "qemu" {
+	var vms []VM
+	for _, x := range rows {
+		if str(x["type"]) != "qemu" {
 			continue
 		}
-		vm := VM{VMID: atoi(r["vmid"]), Name: str(r["name"]), Node: str(r["node"]), Status: str(r["status"]),
-			Pool: str(r["pool"]), Template: str(r["template"]) == "1"}
+		vm := VM{VMID: atoi(x["vmid"]), Name: str(x["name"]), Node: str(x["node"]), Status: str(x["status"]),
+			Pool: str(x["pool"]), Template: str(x["template"]) == "1"}
 		if !vm.Template {
 			var cfg row
-			path := fmt.Sprintf("/nodes/%s/qemu/%d/config", url.PathEscape(vm.Node), vm.VMID)
-			if err := c.Get(ctx, path, nil, &cfg); err != nil {
-				return s, fmt.Errorf("reading back %s: %w", path, err)
+			if err := r.get(fmt.Sprintf("/nodes/%s/qemu/%d/config", url.PathEscape(vm.Node), vm.VMID), nil, &cfg); err != nil {
+				return nil, err
 			}
 			vm.IPConfig = str(cfg["ipconfig0"])
 			vm.Bridge = netField(str(cfg["net0"]), "bridge")
 		}
-		s.VMs = append(s.VMs, vm)
+		vms = append(vms, vm)
 	}
-	sort.Slice(s.VMs, func(i, j int) bool { return s.VMs[i].VMID < s.VMs[j].VMID })
-	return s, nil
+	sort.Slice(vms, func(i, j int) bool { return vms[i].VMID < vms[j].VMID })
+	return vms, nil
 }
 
-// str renders a JSON scalar as PVE means it (numbers arrive as float64).
-func str(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case bool:
-		if x {
-			return "1"
-		}
-		return "0"
-	default:
-		return fmt.Sprint(x)
-	}
-}
+// str and atoi read PVE's loosely typed JSON values (internal/jsonval).
+func str(v any) string { return jsonval.String(v) }
 
-func atoi(v any) int {
-	n, _ := strconv.Atoi(str(v))
-	return n
-}
+func atoi(v any) int { return jsonval.Int(v) }
 
 // netField returns key's value in a PVE property string such as "virtio=..,bridge=tn01v0,firewall=1".
 func netField(prop, key string) string {

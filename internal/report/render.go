@@ -9,7 +9,7 @@ import (
 // read-back details (fabric, each tenant's objects and records).
 func Markdown(v View) string {
 	var b strings.Builder
-	total, failed := v.counts()
+	total, failed := v.Counts()
 	fmt.Fprintf(&b, "# Substrate report: %s\n\n", md(v.Site.Zone))
 	fmt.Fprintf(&b, "Generated %s by `deevnet.tenant.verify` from what the Proxmox VE API and the resolver (%s) answered: "+
 		"read back, not taken from the declarations.\n\n", md(v.GeneratedAt), md(orNone(v.Resolver)))
@@ -39,70 +39,80 @@ func Markdown(v View) string {
 		b.WriteString(checkRow("(site)", c))
 	}
 
-	b.WriteString("\n## Fabric\n\n| node | status | fabric | VTEP loopback |\n|---|---|---|---|\n")
-	for _, n := range v.Substrate.Nodes {
-		fab, ip := "(not a member)", ""
-		for _, fn := range v.Substrate.FabricNodes {
-			if fn.Node == n.Name {
-				fab, ip = fn.Fabric, fn.IP
-			}
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(n.Name), md(n.Status), md(fab), md(ip))
-	}
-	for _, c := range v.Substrate.Controllers {
-		fmt.Fprintf(&b, "\nController `%s` (%s, ASN %s).\n", md(c.ID), md(c.Type), md(c.ASN))
-	}
-
+	markdownFabric(&b, v.Substrate)
 	b.WriteString("\n## Tenants\n")
 	for _, t := range v.Tenants {
-		p := t.Plan
-		fmt.Fprintf(&b, "\n### %s (index %d)\n\n| object | plan | read back |\n|---|---|---|\n", md(p.Name), p.Index)
-		zone := "**MISSING**"
-		if t.Zone != nil {
-			zone = fmt.Sprintf("%s, VRF VNI %s, controller %s", t.Zone.Type, t.Zone.VRFVXLAN, t.Zone.Controller)
-		}
-		fmt.Fprintf(&b, "| zone (VRF) | %s = %s, VNI %d | %s |\n", p.Zone, p.VRFDevice, p.VRFVXLAN, md(zone))
-		for _, vn := range t.VNets {
-			got := "**MISSING**"
-			if vn.Found != nil {
-				got = fmt.Sprintf("VNI %s in %s", vn.Found.Tag, vn.Found.Zone)
-				for _, s := range vn.Found.Subnets {
-					got += fmt.Sprintf("; subnet %s gw %s", s.CIDR, s.Gateway)
-				}
-			}
-			fmt.Fprintf(&b, "| VNet %s | VNI %d, %s gw %s | %s |\n", vn.Plan.ID, vn.Plan.Tag, vn.Plan.Subnet, vn.Plan.Gateway, md(got))
-		}
-		for _, vm := range t.VMs {
-			want := "(not planned)"
-			if vm.Plan != nil {
-				want = fmt.Sprintf("%s (vmid %d) %s", vm.Plan.Name, vm.Plan.VMID, vm.Plan.Address)
-			}
-			got := "**MISSING**"
-			if vm.Found != nil {
-				got = fmt.Sprintf("%s on %s, %s, bridge %s, pool %s", orNone(vm.Address), vm.Found.Node, vm.Found.Status,
-					orNone(vm.Found.Bridge), orNone(vm.Found.Pool))
-				if pr := vm.Problems(); len(pr) > 0 {
-					got += " **(" + strings.Join(pr, "; ") + ")**"
-				}
-			}
-			fmt.Fprintf(&b, "| VM %s | %s | %s |\n", md(vm.Name()), md(want), md(got))
-		}
-		fmt.Fprintf(&b, "\nDNS zones %s and %s, read through the resolver:\n\n| name | type | answer |\n|---|---|---|\n",
-			p.DNSZone, p.ReverseZone)
-		for _, vm := range t.VMs {
-			if vm.Plan != nil {
-				b.WriteString(recordRow(vm.A))
-				b.WriteString(recordRow(vm.PTR))
-			}
-		}
-		for _, r := range t.Records {
-			b.WriteString(recordRow(r))
-		}
+		markdownTenant(&b, t)
 	}
 	return b.String()
 }
 
-func (v View) counts() (total, failed int) {
+// markdownFabric writes the fabric's members and the controllers.
+func markdownFabric(b *strings.Builder, s Substrate) {
+	b.WriteString("\n## Fabric\n\n| node | status | fabric | VTEP loopback |\n|---|---|---|---|\n")
+	for _, n := range s.Nodes {
+		fab, ip := "(not a member)", ""
+		for _, fn := range s.FabricNodes {
+			if fn.Node == n.Name {
+				fab, ip = fn.Fabric, fn.IP
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", md(n.Name), md(n.Status), md(fab), md(ip))
+	}
+	for _, c := range s.Controllers {
+		fmt.Fprintf(b, "\nController `%s` (%s, ASN %s).\n", md(c.ID), md(c.Type), md(c.ASN))
+	}
+}
+
+// markdownTenant writes a tenant's objects, planned against read back, and its records.
+func markdownTenant(b *strings.Builder, t TenantView) {
+	p := t.Plan
+	fmt.Fprintf(b, "\n### %s (index %d)\n\n| object | plan | read back |\n|---|---|---|\n", md(p.Name), p.Index)
+	zone := "**MISSING**"
+	if t.Zone != nil {
+		zone = fmt.Sprintf("%s, VRF VNI %s, controller %s", t.Zone.Type, t.Zone.VRFVXLAN, t.Zone.Controller)
+	}
+	fmt.Fprintf(b, "| zone (VRF) | %s = %s, VNI %d | %s |\n", p.Zone, p.VRFDevice, p.VRFVXLAN, md(zone))
+	for _, vn := range t.VNets {
+		got := "**MISSING**"
+		if vn.Found != nil {
+			got = fmt.Sprintf("VNI %s in %s", vn.Found.Tag, vn.Found.Zone)
+			for _, s := range vn.Found.Subnets {
+				got += fmt.Sprintf("; subnet %s gw %s", s.CIDR, s.Gateway)
+			}
+		}
+		fmt.Fprintf(b, "| VNet %s | VNI %d, %s gw %s | %s |\n", vn.Plan.ID, vn.Plan.Tag, vn.Plan.Subnet, vn.Plan.Gateway, md(got))
+	}
+	for _, vm := range t.VMs {
+		want := "(not planned)"
+		if vm.Plan != nil {
+			want = fmt.Sprintf("%s (vmid %d) %s", vm.Plan.Name, vm.Plan.VMID, vm.Plan.Address)
+		}
+		got := "**MISSING**"
+		if vm.Found != nil {
+			got = fmt.Sprintf("%s on %s, %s, bridge %s, pool %s", orNone(vm.Address), vm.Found.Node, vm.Found.Status,
+				orNone(vm.Found.Bridge), orNone(vm.Found.Pool))
+			if pr := vm.Problems(); len(pr) > 0 {
+				got += " **(" + strings.Join(pr, "; ") + ")**"
+			}
+		}
+		fmt.Fprintf(b, "| VM %s | %s | %s |\n", md(vm.Name()), md(want), md(got))
+	}
+	fmt.Fprintf(b, "\nDNS zones %s and %s, read through the resolver:\n\n| name | type | answer |\n|---|---|---|\n",
+		p.DNSZone, p.ReverseZone)
+	for _, vm := range t.VMs {
+		if vm.Plan != nil {
+			b.WriteString(recordRow(vm.A))
+			b.WriteString(recordRow(vm.PTR))
+		}
+	}
+	for _, r := range t.Records {
+		b.WriteString(recordRow(r))
+	}
+}
+
+// Counts is how many checks ran (the tenants' and the site's) and how many failed.
+func (v View) Counts() (total, failed int) {
 	for _, t := range v.Tenants {
 		total += len(t.Checks)
 		failed += len(t.Failed())

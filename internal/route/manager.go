@@ -222,35 +222,7 @@ func (m *Manager) Plan(cfg Config) (*Plan, error) {
 		if _, inVRF := s.vrfTables[want.Table]; inVRF {
 			usesVRF = true
 		}
-		cur, exists := s.routes[k]
-		if exists {
-			before[k] = s.text(cur)
-		}
-		switch cfg.State {
-		case Present:
-			after[k] = s.text(want)
-			switch {
-			case !exists:
-				p.Changes = append(p.Changes, Change{Op: OpAdd, Route: want, Text: after[k]})
-			case !sameRoute(cur, want):
-				reason := fmt.Sprintf("was %q", before[k])
-				if cur.Protocol != Protocol {
-					reason = fmt.Sprintf("takes over %q", before[k])
-				}
-				p.Changes = append(p.Changes, Change{Op: OpReplace, Route: want, Text: after[k], Reason: reason})
-			}
-		case Absent:
-			if !exists {
-				continue
-			}
-			if cur.Protocol != Protocol {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %q is not owned by transit_route (proto %s); left alone", f, before[k], cur.Protocol))
-				after[k] = before[k]
-				continue
-			}
-			delete(after, k)
-			p.Changes = append(p.Changes, Change{Op: OpDelete, Route: cur, Text: before[k]})
-		}
+		p.planRoute(s, f, k, want, cfg.State, before, after)
 	}
 
 	if cfg.Exclusive {
@@ -264,19 +236,8 @@ func (m *Manager) Plan(cfg Config) (*Plan, error) {
 	}
 
 	if cfg.State == Present {
-		for i, ifn := range cfg.Forwarding {
-			if _, ok := s.links[ifn]; !ok {
-				return nil, fmt.Errorf("forwarding[%d]: interface %q does not exist (rule: forwarding is set on existing interfaces only)", i, ifn)
-			}
-			on, err := m.Sysctl.Forwarding(ifn)
-			if err != nil {
-				return nil, fmt.Errorf("forwarding[%d]: %w", i, err)
-			}
-			p.ForwardingBefore[ifn] = on
-			p.ForwardingAfter[ifn] = true
-			if !on {
-				p.Forwarding = append(p.Forwarding, ForwardingChange{Iface: ifn, On: true})
-			}
+		if err := m.planForwarding(s, cfg.Forwarding, p); err != nil {
+			return nil, err
 		}
 	}
 	if usesVRF && cfg.State == Present {
@@ -289,6 +250,59 @@ func (m *Manager) Plan(cfg Config) (*Plan, error) {
 	p.Before = reconcile.SortedValues(before, strings.Compare)
 	p.After = reconcile.SortedValues(after, strings.Compare)
 	return p, nil
+}
+
+// planRoute plans one declared route k (want, at field f) against the kernel: add, replace or
+// delete it, or warn about a route of another owner an absent state would remove.
+func (p *Plan) planRoute(s *snapshot, f string, k routeKey, want netlink.Route, state State, before, after map[routeKey]string) {
+	cur, exists := s.routes[k]
+	if exists {
+		before[k] = s.text(cur)
+	}
+	switch state {
+	case Present:
+		after[k] = s.text(want)
+		switch {
+		case !exists:
+			p.Changes = append(p.Changes, Change{Op: OpAdd, Route: want, Text: after[k]})
+		case !sameRoute(cur, want):
+			reason := fmt.Sprintf("was %q", before[k])
+			if cur.Protocol != Protocol {
+				reason = fmt.Sprintf("takes over %q", before[k])
+			}
+			p.Changes = append(p.Changes, Change{Op: OpReplace, Route: want, Text: after[k], Reason: reason})
+		}
+	case Absent:
+		if !exists {
+			return
+		}
+		if cur.Protocol != Protocol {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %q is not owned by transit_route (proto %s); left alone", f, before[k], cur.Protocol))
+			after[k] = before[k]
+			return
+		}
+		delete(after, k)
+		p.Changes = append(p.Changes, Change{Op: OpDelete, Route: cur, Text: before[k]})
+	}
+}
+
+// planForwarding plans IPv4 forwarding on for each interface of ifaces that exists.
+func (m *Manager) planForwarding(s *snapshot, ifaces []string, p *Plan) error {
+	for i, ifn := range ifaces {
+		if _, ok := s.links[ifn]; !ok {
+			return fmt.Errorf("forwarding[%d]: interface %q does not exist (rule: forwarding is set on existing interfaces only)", i, ifn)
+		}
+		on, err := m.Sysctl.Forwarding(ifn)
+		if err != nil {
+			return fmt.Errorf("forwarding[%d]: %w", i, err)
+		}
+		p.ForwardingBefore[ifn] = on
+		p.ForwardingAfter[ifn] = true
+		if !on {
+			p.Forwarding = append(p.Forwarding, ForwardingChange{Iface: ifn, On: true})
+		}
+	}
+	return nil
 }
 
 // localRuleFirst warns when the shared `local` table is looked up before the VRF (l3mdev) rule.

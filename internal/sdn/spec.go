@@ -97,13 +97,9 @@ func (f FabricSpec) Validate() error {
 	seenName := map[string]bool{}
 	for i, n := range f.Nodes {
 		field := fmt.Sprintf("nodes[%d]", i)
-		if err := CheckID(KindFabricNode, field+".name", n.Name); err != nil {
+		if err := checkUniqueID(KindFabricNode, field+".name", "node", n.Name, seenName); err != nil {
 			return err
 		}
-		if seenName[n.Name] {
-			return fmt.Errorf("%s.name: node %s is listed twice", field, n.Name)
-		}
-		seenName[n.Name] = true
 		if !f.Prefix.Contains(n.IP) {
 			return fmt.Errorf("%s.ip: %s is outside the fabric prefix %s", field, n.IP, f.Prefix)
 		}
@@ -212,13 +208,9 @@ func (v VRFSpec) Validate() error {
 	ids, tags := map[string]bool{}, map[int]string{}
 	for i, n := range v.VNets {
 		field := fmt.Sprintf("vnets[%d]", i)
-		if err := CheckID(KindVNet, field+".id", n.ID); err != nil {
+		if err := checkUniqueID(KindVNet, field+".id", "", n.ID, ids); err != nil {
 			return err
 		}
-		if ids[n.ID] {
-			return fmt.Errorf("%s.id: %s is listed twice", field, n.ID)
-		}
-		ids[n.ID] = true
 		if n.Tag < 1 || n.Tag > 16777215 {
 			return fmt.Errorf("%s.tag: VNI %d is outside 1..16777215", field, n.Tag)
 		}
@@ -276,4 +268,20 @@ func (v VRFSpec) Desired() []Desired {
 		out = append(out, Desired{Object: Object{Kind: KindSubnet, ID: SubnetID(v.Zone, n.Subnet.String()), Parent: n.ID, Props: sp}, Owned: subnetOwned})
 	}
 	return out
+}
+
+// checkUniqueID checks id against kind's ID rule and that no earlier list entry had it (seen
+// records it); what names the entry in the message ("node"), or nothing.
+func checkUniqueID(kind Kind, field, what, id string, seen map[string]bool) error {
+	if err := CheckID(kind, field, id); err != nil {
+		return err
+	}
+	if seen[id] {
+		if what != "" {
+			return fmt.Errorf("%s: %s %s is listed twice", field, what, id)
+		}
+		return fmt.Errorf("%s: %s is listed twice", field, id)
+	}
+	seen[id] = true
+	return nil
 }

@@ -53,24 +53,9 @@ func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, er
 	if err := CheckZoneOwner(zones, vnets, spec.Zone, spec.Tenant, spec.Owner); err != nil {
 		return w, err
 	}
-	desiredVNet := map[string]bool{}
-	for _, v := range spec.VNets {
-		desiredVNet[v.ID] = true
-	}
-	var ours []Observed    // live vnets of the zone
-	var deleted []Observed // vnets of the zone deleted but not applied: still ours to apply
-	for _, v := range vnets {
-		if !v.Exists() {
-			if v.Running["zone"] == spec.Zone && v.Running["alias"] == spec.Owner {
-				deleted = append(deleted, v)
-			}
-			continue
-		}
-		if v.Props["zone"] == spec.Zone {
-			ours = append(ours, v) // CheckZoneOwner made sure every live vnet of the zone is ours
-		} else if desiredVNet[v.ID] {
-			return w, &OwnershipError{fmt.Sprintf("vnet %s already exists in zone %s (marked %q); refusing to move it into %s", v.ID, v.Props["zone"], v.Props["alias"], spec.Zone)}
-		}
+	ours, deleted, err := zoneVNets(spec, vnets)
+	if err != nil {
+		return w, err
 	}
 	if present {
 		if err := checkNumbers(spec, zones, vnets); err != nil {
@@ -79,17 +64,12 @@ func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, er
 		if !zoneExists || zone.Props["controller"] != spec.Controller {
 			// A zone already bound to the controller proves it exists (PVE refuses to delete a
 			// used controller), so the controller is only read when that proof is missing.
-			ctrls, err := api.Controllers(ctx)
+			ctrls, err := checkController(ctx, api, spec.Controller)
+			if ctrls != nil {
+				w.Views[KindController] = ctrls
+			}
 			if err != nil {
 				return w, err
-			}
-			w.Views[KindController] = ctrls
-			c, ok := NewIndex(ctrls)[ObjectKey(KindController, "", spec.Controller)]
-			if !ok || !c.Exists() {
-				return w, fmt.Errorf("controller: EVPN controller %q does not exist (or this credential cannot see it: SDN.Audit on /sdn/controllers); create it and the fabric with deevnet.tenant.pve_sdn_fabric first", spec.Controller)
-			}
-			if c.Props["type"] != "evpn" {
-				return w, fmt.Errorf("controller: %q is a %s controller, not evpn", spec.Controller, c.Props["type"])
 			}
 		}
 	}
@@ -127,6 +107,46 @@ func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, er
 		w.Remove = append(w.Remove, Object{Kind: KindZone, ID: spec.Zone})
 	}
 	return w, nil
+}
+
+// zoneVNets are the zone's live VNets (CheckZoneOwner made sure every one is ours) and those
+// deleted but not applied (still ours to apply); a desired VNet living in another zone is refused.
+func zoneVNets(spec VRFSpec, vnets []Observed) (ours, deleted []Observed, err error) {
+	desiredVNet := map[string]bool{}
+	for _, v := range spec.VNets {
+		desiredVNet[v.ID] = true
+	}
+	for _, v := range vnets {
+		if !v.Exists() {
+			if v.Running["zone"] == spec.Zone && v.Running["alias"] == spec.Owner {
+				deleted = append(deleted, v)
+			}
+			continue
+		}
+		if v.Props["zone"] == spec.Zone {
+			ours = append(ours, v)
+		} else if desiredVNet[v.ID] {
+			return nil, nil, &OwnershipError{fmt.Sprintf("vnet %s already exists in zone %s (marked %q); refusing to move it into %s", v.ID, v.Props["zone"], v.Props["alias"], spec.Zone)}
+		}
+	}
+	return ours, deleted, nil
+}
+
+// checkController reads the controllers and refuses a missing or non-EVPN one; it returns what
+// it read, for the diff.
+func checkController(ctx context.Context, api API, id string) ([]Observed, error) {
+	ctrls, err := api.Controllers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := NewIndex(ctrls)[ObjectKey(KindController, "", id)]
+	if !ok || !c.Exists() {
+		return ctrls, fmt.Errorf("controller: EVPN controller %q does not exist (or this credential cannot see it: SDN.Audit on /sdn/controllers); create it and the fabric with deevnet.tenant.pve_sdn_fabric first", id)
+	}
+	if c.Props["type"] != "evpn" {
+		return ctrls, fmt.Errorf("controller: %q is a %s controller, not evpn", id, c.Props["type"])
+	}
+	return ctrls, nil
 }
 
 // CheckZoneOwner refuses a zone that exists and is not owner's: a zone that is not EVPN (not

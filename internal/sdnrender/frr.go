@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,7 +105,7 @@ func renderFRR(cfg *Config, node Node) (string, []string) {
 	for _, id := range sortedKeys(cfg.VNets) {
 		vnet := cfg.VNets[id]
 		zone, ok := cfg.Zones[vnet.Zone]
-		if !ok || zone.Type != "evpn" || !zone.ExitNodesLocalRouting || !contains(zone.ExitNodes, node.Name) {
+		if !ok || zone.Type != "evpn" || !zone.ExitNodesLocalRouting || !slices.Contains(zone.ExitNodes, node.Name) {
 			continue
 		}
 		if ctl, ok := cfg.Controllers[zone.Controller]; !ok || ctl.Type != "evpn" {
@@ -161,7 +162,7 @@ func (f *frrConf) evpnZone(cfg *Config, id string, zone Zone, ctl Controller, no
 		return
 	}
 	vrf := "vrf_" + id
-	exit := contains(zone.ExitNodes, node.Name)
+	exit := slices.Contains(zone.ExitNodes, node.Name)
 	r := &bgpRouter{asn: ctl.ASN, routerID: p.routerID}
 	f.routers[vrf] = r
 	v := &frrVRF{vni: zone.VRFVXLAN}
@@ -287,25 +288,11 @@ func (f *frrConf) fabrics(cfg *Config, node Node) {
 				f.ofIfaces[ifc.Name] = &ofIface{fabric: fid, v4: me.IP != "", v6: me.IP6 != "", hello: fab.HelloInterval, csnp: fab.CSNPInterval, multiplier: mult}
 			}
 			if me.IP != "" {
-				e := routeMap{action: "permit", seq: seq, sets: []string{"src " + me.IP}}
-				seq += 10
-				if fab.IPPrefix != "" {
-					al := "pve_openfabric_" + fid + "_ips"
-					f.accessLists[al] = []string{"access-list " + al + " permit " + cidrString(fab.IPPrefix)}
-					e.matches = []string{"ip address " + al}
-				}
-				f.routeMaps["pve_openfabric"] = append(f.routeMaps["pve_openfabric"], e)
+				f.addSourceRoute("pve_openfabric", &seq, me.IP, fab.IPPrefix, "pve_openfabric_"+fid+"_ips", false)
 				f.protoOF4 = "pve_openfabric"
 			}
 			if me.IP6 != "" {
-				e := routeMap{action: "permit", seq: seq, sets: []string{"src " + me.IP6}}
-				seq += 10
-				if fab.IP6Prefix != "" {
-					al := "pve_openfabric_" + fid + "_ip6s"
-					f.accessLists[al] = []string{"ipv6 access-list " + al + " permit " + cidrString(fab.IP6Prefix)}
-					e.matches = []string{"ipv6 address " + al}
-				}
-				f.routeMaps["pve_openfabric6"] = append(f.routeMaps["pve_openfabric6"], e)
+				f.addSourceRoute("pve_openfabric6", &seq, me.IP6, fab.IP6Prefix, "pve_openfabric_"+fid+"_ip6s", true)
 				f.protoOF6 = "pve_openfabric6"
 			}
 		case "ospf":
@@ -319,17 +306,27 @@ func (f *frrConf) fabrics(cfg *Config, node Node) {
 			for _, ifc := range me.Interfaces {
 				f.ospfIfaces[ifc.Name] = &ospfIface{area: fab.Area, p2p: ifc.IP == ""}
 			}
-			e := routeMap{action: "permit", seq: seq, sets: []string{"src " + me.IP}}
-			seq += 10
-			if fab.IPPrefix != "" {
-				al := "pve_ospf_" + fid + "_ips"
-				f.accessLists[al] = []string{"access-list " + al + " permit " + cidrString(fab.IPPrefix)}
-				e.matches = []string{"ip address " + al}
-			}
-			f.routeMaps["pve_ospf"] = append(f.routeMaps["pve_ospf"], e)
+			f.addSourceRoute("pve_ospf", &seq, me.IP, fab.IPPrefix, "pve_ospf_"+fid+"_ips", false)
 			f.protoOspf = "pve_ospf"
 		}
 	}
+}
+
+// addSourceRoute adds the entry of route map name (sequence *seq, then 10 more) that sets the
+// node's fabric address src as the source of the fabric's routes: those within prefix, through
+// access list list, when the fabric has one.
+func (f *frrConf) addSourceRoute(name string, seq *int, src, prefix, list string, v6 bool) {
+	e := routeMap{action: "permit", seq: *seq, sets: []string{"src " + src}}
+	*seq += 10
+	if prefix != "" {
+		acl, match := "access-list ", "ip address "
+		if v6 {
+			acl, match = "ipv6 access-list ", "ipv6 address "
+		}
+		f.accessLists[list] = []string{acl + list + " permit " + cidrString(prefix)}
+		e.matches = []string{match + list}
+	}
+	f.routeMaps[name] = append(f.routeMaps[name], e)
 }
 
 // cidrString prints a prefix as proxmox-network-types' Cidr does: the
@@ -365,6 +362,24 @@ func (f *frrConf) String(hostname string) string {
 	w("hostname %s", hostname)
 	w("log syslog informational")
 	w("service integrated-vtysh-config")
+	f.writeBGP(w)
+	writeLists(w, f.prefixLists)
+	f.writeOpenfabric(w)
+	f.writeOSPF(w)
+	writeLists(w, f.accessLists)
+	f.writeRouteMaps(w)
+	f.writeStatic(w)
+	w("!")
+	w("line vty")
+	w("!")
+	return b.String()
+}
+
+// frrWriter writes one line of frr.conf.
+type frrWriter func(format string, a ...any)
+
+// writeBGP writes the VRFs and the BGP routers, the default one and one per VRF.
+func (f *frrConf) writeBGP(w frrWriter) {
 	for _, name := range sortedKeys(f.vrfs) {
 		v := f.vrfs[name]
 		w("!")
@@ -386,12 +401,20 @@ func (f *frrConf) String(hostname string) string {
 		r.write(w)
 		w("exit")
 	}
-	for _, name := range sortedKeys(f.prefixLists) {
+}
+
+// writeLists writes prefix or access lists, one block per list.
+func writeLists(w frrWriter, lists map[string][]string) {
+	for _, name := range sortedKeys(lists) {
 		w("!")
-		for _, l := range f.prefixLists[name] {
+		for _, l := range lists[name] {
 			w("%s", l)
 		}
 	}
+}
+
+// writeOpenfabric writes the openfabric routers and their interfaces.
+func (f *frrConf) writeOpenfabric(w frrWriter) {
 	for _, name := range sortedKeys(f.ofRouters) {
 		w("!")
 		w("router openfabric %s", name)
@@ -422,6 +445,10 @@ func (f *frrConf) String(hostname string) string {
 		}
 		w("exit")
 	}
+}
+
+// writeOSPF writes the OSPF router and its interfaces.
+func (f *frrConf) writeOSPF(w frrWriter) {
 	if f.ospfRouter != "" {
 		w("!")
 		w("router ospf")
@@ -441,12 +468,9 @@ func (f *frrConf) String(hostname string) string {
 		}
 		w("exit")
 	}
-	for _, name := range sortedKeys(f.accessLists) {
-		w("!")
-		for _, l := range f.accessLists[name] {
-			w("%s", l)
-		}
-	}
+}
+
+func (f *frrConf) writeRouteMaps(w frrWriter) {
 	for _, name := range sortedKeys(f.routeMaps) {
 		for _, e := range f.routeMaps[name] {
 			w("!")
@@ -460,6 +484,10 @@ func (f *frrConf) String(hostname string) string {
 			w("exit")
 		}
 	}
+}
+
+// writeStatic writes the static routes and which route map each routing protocol's routes take.
+func (f *frrConf) writeStatic(w frrWriter) {
 	for _, r := range f.ipRoutes {
 		w("!")
 		w("%s", r)
@@ -478,10 +506,6 @@ func (f *frrConf) String(hostname string) string {
 			w("ipv6 protocol openfabric route-map %s", f.protoOF6)
 		}
 	}
-	w("!")
-	w("line vty")
-	w("!")
-	return b.String()
 }
 
 func (r *bgpRouter) write(w func(string, ...any)) {

@@ -3,6 +3,7 @@ package sdnrender
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,7 +35,7 @@ func renderInterfaces(cfg *Config, node Node) (string, []string) {
 			warn = append(warn, fmt.Sprintf("can't generate vnet '%s': zone %s don't exist", id, vnet.Zone))
 			continue
 		}
-		if len(zone.Nodes) > 0 && !contains(zone.Nodes, node.Name) {
+		if len(zone.Nodes) > 0 && !slices.Contains(zone.Nodes, node.Name) {
 			continue
 		}
 		if zone.Type != "evpn" {
@@ -72,10 +73,30 @@ func evpnVNetStanzas(st stanzas, cfg *Config, node Node, zoneID string, zone Zon
 	if zone.MTU != 0 {
 		mtu = zone.MTU
 	}
-	exit := contains(zone.ExitNodes, node.Name)
+	exit := slices.Contains(zone.ExitNodes, node.Name)
 	vrf := "vrf_" + zoneID
 	mtuLine := "mtu " + strconv.Itoa(mtu)
 
+	st.add(vnetID, evpnBridgeLines(cfg, node, zone, vnetID, vnet, exit, mtuLine, vrf)...)
+
+	verb := "add"
+	if exit {
+		verb = "del"
+	}
+	st.add(vrf, "vrf-table auto", fmt.Sprintf("post-up ip route %s vrf %s unreachable default metric %s", verb, vrf, unreachableMetric))
+
+	st.add("vrfvx_"+zoneID, vxlanLines(p.localIP, zone, zone.VRFVXLAN, mtuLine)...)
+	st.add("vrfbr_"+zoneID, "bridge-ports vrfvx_"+zoneID, "bridge_stp off", "bridge_fd 0", mtuLine, "vrf "+vrf)
+	st.add("vxlan_"+vnetID, vxlanLines(p.localIP, zone, vnet.Tag, mtuLine)...)
+	if exit && zone.ExitNodesLocalRouting {
+		exitVeths(st, cfg, zoneID, vnetID, vrf, mtu)
+	}
+	return nil
+}
+
+// evpnBridgeLines are the VNet bridge's lines: gateways (and SNAT on exit nodes) first, then the
+// bridge itself, forwarding where there is a gateway, and its VRF.
+func evpnBridgeLines(cfg *Config, node Node, zone Zone, vnetID string, vnet VNet, exit bool, mtuLine, vrf string) []string {
 	// the vnet bridge: gateways (+ SNAT on exit nodes) first
 	var lines []string
 	seen := map[string]bool{}
@@ -123,45 +144,37 @@ func evpnVNetStanzas(st stanzas, cfg *Config, node Node, zoneID string, zone Zon
 	if hasSubnet {
 		lines = append(lines, "arp-accept on")
 	}
-	lines = append(lines, "vrf "+vrf)
-	st.add(vnetID, lines...)
+	return append(lines, "vrf "+vrf)
+}
 
-	verb := "add"
-	if exit {
-		verb = "del"
+// vxlanLines are the lines of a VXLAN interface with VNI id.
+func vxlanLines(localIP string, zone Zone, id int, mtuLine string) []string {
+	l := []string{"vxlan-id " + strconv.Itoa(id)}
+	if localIP != "" {
+		l = append(l, "vxlan-local-tunnelip "+localIP)
 	}
-	st.add(vrf, "vrf-table auto", fmt.Sprintf("post-up ip route %s vrf %s unreachable default metric %s", verb, vrf, unreachableMetric))
+	if zone.VXLANPort != 0 {
+		l = append(l, "vxlan-port "+strconv.Itoa(zone.VXLANPort))
+	}
+	l = append(l, "bridge-learning off")
+	if !zone.DisableARPNDSuppression {
+		l = append(l, "bridge-arp-nd-suppress on")
+	}
+	return append(l, mtuLine)
+}
 
-	vx := func(id int) []string {
-		l := []string{"vxlan-id " + strconv.Itoa(id)}
-		if p.localIP != "" {
-			l = append(l, "vxlan-local-tunnelip "+p.localIP)
-		}
-		if zone.VXLANPort != 0 {
-			l = append(l, "vxlan-port "+strconv.Itoa(zone.VXLANPort))
-		}
-		l = append(l, "bridge-learning off")
-		if !zone.DisableARPNDSuppression {
-			l = append(l, "bridge-arp-nd-suppress on")
-		}
-		return append(l, mtuLine)
+// exitVeths are the veth pair between the default VRF and the zone's on an exit node with
+// local routing.
+func exitVeths(st stanzas, cfg *Config, zoneID, vnetID, vrf string, mtu int) {
+	xmtu := "mtu " + strconv.Itoa(mtu+50)
+	x := []string{"link-type veth", "address 10.255.255.1/30"}
+	xp := []string{"link-type veth", "address 10.255.255.2/30"}
+	if vnetHasV6(cfg, vnetID) {
+		x = append(x, "address fe80::1/126")
+		xp = append(xp, "address fe80::2/126")
 	}
-	st.add("vrfvx_"+zoneID, vx(zone.VRFVXLAN)...)
-	st.add("vrfbr_"+zoneID, "bridge-ports vrfvx_"+zoneID, "bridge_stp off", "bridge_fd 0", mtuLine, "vrf "+vrf)
-	st.add("vxlan_"+vnetID, vx(vnet.Tag)...)
-
-	if exit && zone.ExitNodesLocalRouting {
-		xmtu := "mtu " + strconv.Itoa(mtu+50)
-		x := []string{"link-type veth", "address 10.255.255.1/30"}
-		xp := []string{"link-type veth", "address 10.255.255.2/30"}
-		if vnetHasV6(cfg, vnetID) {
-			x = append(x, "address fe80::1/126")
-			xp = append(xp, "address fe80::2/126")
-		}
-		st.add("xvrf_"+zoneID, append(x, "veth-peer-name xvrfp_"+zoneID, xmtu)...)
-		st.add("xvrfp_"+zoneID, append(xp, "veth-peer-name xvrf_"+zoneID, "vrf "+vrf, xmtu)...)
-	}
-	return nil
+	st.add("xvrf_"+zoneID, append(x, "veth-peer-name xvrfp_"+zoneID, xmtu)...)
+	st.add("xvrfp_"+zoneID, append(xp, "veth-peer-name xvrf_"+zoneID, "vrf "+vrf, xmtu)...)
 }
 
 func vnetHasV6(cfg *Config, vnetID string) bool {

@@ -2,9 +2,10 @@ package sdnrender
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -66,23 +67,7 @@ func macRouterID(mac string) string {
 	return fmt.Sprintf("%d.%d.%d.%d", hw[2], hw[3], hw[4], hw[5])
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // subnetCIDR splits a subnet id <zone>-<network>-<mask> into zone and the
 // un-normalised "<network>/<mask>" (zone ids have no '-').

@@ -2,11 +2,10 @@ package vm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
-	"strconv"
-	"strings"
+
+	"github.com/deevnet/tenant/internal/jsonval"
 )
 
 // API is the part of the shared PVE client (internal/pve.Client) this package uses.
@@ -99,30 +98,7 @@ func ReadConfig(ctx context.Context, api API, node string, vmid int) (map[string
 	return cfg, pending, nil
 }
 
-func asString(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case json.Number:
-		return x.String()
-	case bool:
-		if x {
-			return "1"
-		}
-		return "0"
-	default:
-		return fmt.Sprint(x)
-	}
-}
+// asString and asInt read PVE's loosely typed JSON values (internal/jsonval).
+func asString(v any) string { return jsonval.String(v) }
 
-func asInt(v any) int {
-	n, err := strconv.Atoi(strings.TrimSpace(asString(v)))
-	if err != nil {
-		return 0
-	}
-	return n
-}
+func asInt(v any) int { return jsonval.Int(v) }

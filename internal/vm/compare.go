@@ -31,21 +31,39 @@ const Masked = "********"
 // are kept, sshkeys are compared decoded, tags as a set, memory from its property string,
 // the disk only grows.
 func Compare(d Desired, cur map[string]string) Delta {
-	var dl Delta
-	dl.Params = map[string]any{}
-	set := func(key string, before, after any, wire any) {
-		dl.Changes = append(dl.Changes, Change{Key: key, Before: before, After: after})
-		dl.Params[key] = wire
-	}
-	str := func(k string) any {
-		if v, ok := cur[k]; ok {
-			return v
-		}
-		return nil
-	}
+	c := &comparison{cur: cur, dl: Delta{Params: map[string]any{}}}
+	c.hardware(d)
+	c.cloudInit(d)
+	c.meta(d)
+	c.disk(d)
+	return c.dl
+}
 
+// comparison is one Compare in progress: the VM's config and what it found.
+type comparison struct {
+	cur map[string]string
+	dl  Delta
+}
+
+// set records a change of key and the value PUT config sends for it (wire).
+func (c *comparison) set(key string, before, after any, wire any) {
+	c.dl.Changes = append(c.dl.Changes, Change{Key: key, Before: before, After: after})
+	c.dl.Params[key] = wire
+}
+
+// str is key's current value, nil when the VM has none.
+func (c *comparison) str(k string) any {
+	if v, ok := c.cur[k]; ok {
+		return v
+	}
+	return nil
+}
+
+// hardware compares the name, CPU cores, memory and the NIC.
+func (c *comparison) hardware(d Desired) {
+	cur := c.cur
 	if d.Name != "" && cur["name"] != d.Name {
-		set("name", str("name"), d.Name, d.Name)
+		c.set("name", c.str("name"), d.Name, d.Name)
 	}
 	if d.Cores > 0 {
 		have, err := strconv.Atoi(cur["cores"])
@@ -53,7 +71,7 @@ func Compare(d Desired, cur map[string]string) Delta {
 			have, err = 1, nil // PVE's default
 		}
 		if err != nil || have != d.Cores {
-			set("cores", str("cores"), d.Cores, d.Cores)
+			c.set("cores", c.str("cores"), d.Cores, d.Cores)
 		}
 	}
 	if d.Memory > 0 {
@@ -62,7 +80,7 @@ func Compare(d Desired, cur map[string]string) Delta {
 			have, err = 512, nil // PVE's default
 		}
 		if err != nil || have != d.Memory {
-			set("memory", str("memory"), d.Memory, strconv.Itoa(d.Memory))
+			c.set("memory", c.str("memory"), d.Memory, strconv.Itoa(d.Memory))
 		}
 	}
 	if d.Bridge != "" {
@@ -76,27 +94,32 @@ func Compare(d Desired, cur map[string]string) Delta {
 		}
 		want.Bridge = d.Bridge
 		if _, ok := cur["net0"]; !ok || have.Model != want.Model || have.Bridge != want.Bridge {
-			set("net0", str("net0"), want.String(), want.String())
+			c.set("net0", c.str("net0"), want.String(), want.String())
 		}
 	}
+}
+
+// cloudInit compares what cloud-init hands the guest: address, resolver, user, keys, password.
+func (c *comparison) cloudInit(d Desired) {
+	cur := c.cur
 	if len(d.IPConfig0) > 0 {
 		have := ParseProps(cur["ipconfig0"])
 		if !maps(have, d.IPConfig0) {
 			v := d.IPConfig0.Format("ip", "gw", "ip6", "gw6")
-			set("ipconfig0", str("ipconfig0"), v, v)
+			c.set("ipconfig0", c.str("ipconfig0"), v, v)
 		}
 	}
 	if d.Nameserver != nil {
 		if !slices.Equal(NormalizeAddressList(cur["nameserver"]), d.Nameserver) {
 			v := strings.Join(d.Nameserver, " ")
-			set("nameserver", str("nameserver"), v, v)
+			c.set("nameserver", c.str("nameserver"), v, v)
 		}
 	}
 	if d.SearchDomain != "" && strings.TrimSpace(cur["searchdomain"]) != d.SearchDomain {
-		set("searchdomain", str("searchdomain"), d.SearchDomain, d.SearchDomain)
+		c.set("searchdomain", c.str("searchdomain"), d.SearchDomain, d.SearchDomain)
 	}
 	if d.CIUser != "" && cur["ciuser"] != d.CIUser {
-		set("ciuser", str("ciuser"), d.CIUser, d.CIUser)
+		c.set("ciuser", c.str("ciuser"), d.CIUser, d.CIUser)
 	}
 	if d.SSHKeys != nil {
 		want := normalizeKeyLines(d.SSHKeys)
@@ -106,16 +129,21 @@ func Compare(d Desired, cur map[string]string) Delta {
 			if _, ok := cur["sshkeys"]; ok {
 				before = have
 			}
-			set("sshkeys", before, want, EncodeSSHKeys(want))
+			c.set("sshkeys", before, want, EncodeSSHKeys(want))
 		}
 	}
 	if d.CIPassword != "" {
 		// PVE returns the password masked (and stores it hashed), so it cannot be compared:
 		// it is set when the VM has none, and left alone afterwards.
 		if _, ok := cur["cipassword"]; !ok {
-			set("cipassword", nil, Masked, d.CIPassword)
+			c.set("cipassword", nil, Masked, d.CIPassword)
 		}
 	}
+}
+
+// meta compares the tags and the description.
+func (c *comparison) meta(d Desired) {
+	cur := c.cur
 	if d.Tags != nil {
 		have := ParseTags(cur["tags"])
 		if !slices.Equal(have, d.Tags) {
@@ -124,28 +152,32 @@ func Compare(d Desired, cur map[string]string) Delta {
 			if _, ok := cur["tags"]; ok {
 				before = strings.Join(have, ";")
 			}
-			set("tags", before, v, v)
+			c.set("tags", before, v, v)
 		}
 	}
 	if d.Description != "" && strings.TrimRight(cur["description"], " \n") != strings.TrimRight(d.Description, " \n") {
-		set("description", str("description"), d.Description, d.Description)
+		c.set("description", c.str("description"), d.Description, d.Description)
 	}
+}
+
+// disk compares the boot disk's size: it only grows.
+func (c *comparison) disk(d Desired) {
+	cur := c.cur
 	if d.Disk > 0 {
 		disk, ok := BootDisk(cur)
 		switch {
 		case !ok:
-			dl.Warnings = append(dl.Warnings, fmt.Sprintf("VM %s: disk: the VM has no disk to resize", d.Name))
+			c.dl.Warnings = append(c.dl.Warnings, fmt.Sprintf("VM %s: disk: the VM has no disk to resize", d.Name))
 		case disk.Size < d.Disk:
-			dl.Changes = append(dl.Changes, Change{Key: "disk", Before: FormatSize(disk.Size), After: FormatSize(d.Disk)})
+			c.dl.Changes = append(c.dl.Changes, Change{Key: "disk", Before: FormatSize(disk.Size), After: FormatSize(d.Disk)})
 			grown := disk
 			grown.Size = d.Disk
-			dl.Resize = &grown
+			c.dl.Resize = &grown
 		case disk.Size > d.Disk:
-			dl.Warnings = append(dl.Warnings, fmt.Sprintf("VM %s: disk: %s is %s, larger than the %s asked for; disks only grow, left as it is",
+			c.dl.Warnings = append(c.dl.Warnings, fmt.Sprintf("VM %s: disk: %s is %s, larger than the %s asked for; disks only grow, left as it is",
 				d.Name, disk.Key, FormatSize(disk.Size), FormatSize(d.Disk)))
 		}
 	}
-	return dl
 }
 
 func maps(a, b Props) bool {

@@ -90,13 +90,7 @@ options:
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
   - deevnet.tenant.sdn_lock
-attributes:
-  check_mode:
-    support: full
-    description: Reads only; reports the objects it would create, change or delete.
-  diff_mode:
-    support: full
-    description: One before/after pair per object, limited to the keys the module owns.
+  - deevnet.tenant.sdn_objects
 notes:
   - Needs C(SDN.Allocate) on C(/sdn/fabrics) and C(/sdn/controllers), and C(Sys.Modify) on each member node.
     This is the substrate's credential, never a tenant's.

@@ -68,7 +68,8 @@ options:
         type: list
         elements: dict
         default: []
-        suboptions:
+        # the fields of a check, the same for site_checks (a YAML anchor: one list, two options)
+        suboptions: &check_fields
           name:
             description: What was checked.
             type: str
@@ -94,27 +95,7 @@ options:
     type: list
     elements: dict
     default: []
-    suboptions:
-      name:
-        description: What was checked.
-        type: str
-        required: true
-      target:
-        description: The name, address or object checked.
-        type: str
-        default: ''
-      ok:
-        description: Whether the check passed.
-        type: bool
-        required: true
-      detail:
-        description: What the check saw (an answer, a status). Never put a secret here.
-        type: str
-        default: ''
-      time:
-        description: When the check ran (UTC, ISO 8601).
-        type: str
-        default: ''
+    suboptions: *check_fields
   resolver:
     description: The resolver the records are read through; without it no record is read.
     type: dict

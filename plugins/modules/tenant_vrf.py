@@ -107,13 +107,7 @@ options:
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
   - deevnet.tenant.sdn_lock
-attributes:
-  check_mode:
-    support: full
-    description: Reads only; reports the objects it would create, change or delete.
-  diff_mode:
-    support: full
-    description: One before/after pair per object, limited to the keys the module owns.
+  - deevnet.tenant.sdn_objects
 notes:
   - Needs C(SDN.Allocate) on C(/sdn/zones) to create a zone; a tenant's own token cannot hold it without reaching
     every tenant, so the substrate runs this module at onboarding (docs/adr/0008-sdn-apply.md).

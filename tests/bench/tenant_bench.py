@@ -10,7 +10,7 @@ with --core NAME=VENV:
   scale   N tenants x 3 VMs in one play (ours: tenant_vrf per tenant staged, one pve_sdn_apply, tenant_vm per
           tenant; first core only), and the peer for the N in --peer-scale.
 Each run: wall time of ansible-playbook, requests pvesim counted (/_sim/stats: all, GETs, writes, SDN applies),
-changed tasks, pvesim's RSS, and the per-task profile (callback dvt_profile) of ours.
+changed tasks, pvesim's RSS, and the per-task profile (callback dvt_timer, DVT_PROFILE_OUT) of ours.
 Between cases the simulator is reset and the substrate (fabric + EVPN controller, applied; the tenants'
 pools) is laid by deevnet.tenant.pve_sdn_fabric and the API, untimed.
 """
@@ -196,7 +196,7 @@ class Runner:
             'ANSIBLE_PYTHON_INTERPRETER': str(pathlib.Path(self.args.peer_venv) / 'bin' / 'python'),
             'ANSIBLE_LOCALHOST_WARNING': 'false', 'ANSIBLE_INVENTORY_UNPARSED_WARNING': 'false',
             'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_DEPRECATION_WARNINGS': 'false', 'ANSIBLE_HOME': str(self.work / 'ansible-home'),
-            'ANSIBLE_CALLBACK_PLUGINS': str(HERE / 'callback_plugins'), 'ANSIBLE_CALLBACKS_ENABLED': 'dvt_profile',
+            'ANSIBLE_CALLBACK_PLUGINS': str(HERE.parent / 'ansible' / 'bench' / 'callback_plugins'), 'ANSIBLE_CALLBACKS_ENABLED': 'dvt_timer',
             'DVT_PROFILE_OUT': str(self.work / 'profile.json'), 'ANSIBLE_CONFIG': str(self.work / 'ansible.cfg'),
         })
         return e

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -108,100 +109,11 @@ func (s *Schema) CheckFormat(path, name, v string) string {
 		}
 		return s.CheckFormat(path, base, v)
 	}
-	switch name {
-	case "pve-sdn-zone-id", "pve-sdn-vnet-id", "pve-sdn-controller-id":
-		f := s.formats[name]
-		if !f.re.MatchString(v) {
-			return errMsg(f.Error, 0, v) + "\n"
-		}
-		if len(v) > f.MaxLength {
-			return errMsg(f.Error, 1, v) + "\n"
-		}
-		return ""
-	case "pve-storage-id":
-		f := s.formats[name]
-		if len(v) < 2 {
-			return errMsg(f.Error, 0, v) + "\n"
-		}
-		if !f.re.MatchString(v) {
-			return errMsg(f.Error, 1, v) + "\n"
-		}
-		return ""
-	case "pve-poolid":
-		f := s.formats[name]
-		if strings.Count(v, "/") > 2 {
-			return errMsg(f.Error, 0, v) + "\n"
-		}
-		if !f.re.MatchString(v) {
-			return errMsg(f.Error, 1, v) + "\n"
-		}
-		return ""
-	case "pve-userid":
-		f := s.formats[name]
-		if len(v) < 3 {
-			return errMsg(f.Error, 0, v) + "\n"
-		}
-		if len(v) > 64 {
-			return strings.ReplaceAll(errMsg(f.Error, 1, v), "<n>", strconv.Itoa(len(v))) + "\n"
-		}
-		if !f.re.MatchString(v) {
-			return errMsg(f.Error, 2, v) + "\n"
-		}
-		return ""
-	case "pve-vmid":
-		if !s.formats[name].re.MatchString(v) {
-			return "value does not look like a valid VM ID\n"
-		}
-		return ""
-	case "pve-ipv4-config":
-		if v == "dhcp" || v == "manual" || s.CheckFormat(path, "CIDRv4", v) == "" {
-			return ""
-		}
-		return s.formats[name].Error + "\n"
-	case "pve-ipv6-config":
-		if v == "dhcp" || v == "manual" || v == "auto" || s.CheckFormat(path, "CIDRv6", v) == "" {
-			return ""
-		}
-		return s.formats[name].Error + "\n"
-	case "address":
-		if s.CheckFormat(path, "ip", v) == "" || s.CheckFormat(path, "dns-name", v) == "" {
-			return ""
-		}
-		return errMsg(s.formats[name].Error, 0, v) + "\n"
-	case "pve-sdn-subnet-id":
-		cidr := v
-		if !strings.Contains(v, "/") {
-			parts := strings.Split(v, "-")
-			if len(parts) < 3 {
-				return s.formats[name].Error + "\n"
-			}
-			cidr = strings.Join(parts[1:len(parts)-1], "-") + "/" + parts[len(parts)-1]
-		}
-		if s.CheckFormat(path, "CIDR", cidr) != "" {
-			return s.formats[name].Error + "\n"
-		}
-		return ""
-	case "pve-sdn-bgp-rt":
-		m := s.formats[name].re.FindStringSubmatch(v)
-		if m == nil {
-			return s.formats[name].Error + "\n"
-		}
-		for _, n := range m[1:] {
-			if x, err := strconv.ParseUint(n, 10, 64); err != nil || x > 4294967295 {
-				return s.formats[name].Error + "\n"
-			}
-		}
-		return ""
-	case "pve-volume-id-or-qm-path":
-		if v == "none" || v == "cdrom" || strings.HasPrefix(v, "/") || s.CheckFormat(path, "pve-volume-id", v) == "" {
-			return ""
-		}
-		return fmt.Sprintf("unable to parse volume ID '%s'\n", v)
-	case "pve-priv":
-		if !contains(Privileges, v) {
-			return fmt.Sprintf("invalid privilege '%s'\n", v)
-		}
-		return ""
+	if m, ok := s.checkIDFormat(name, v); ok {
+		return m
+	}
+	if m, ok := s.checkAltFormat(path, name, v); ok {
+		return m
 	}
 	f, ok := s.formats[name]
 	if !ok {
@@ -209,6 +121,100 @@ func (s *Schema) CheckFormat(path, name, v string) string {
 		// specs...) are accepted as-is: the project does not send them.
 		return ""
 	}
+	return s.checkByKind(path, f, v)
+}
+
+// firstFailure is PVE's way with an identifier: checks tried in order, the first that fails
+// answers with its own alternative (by position) of the format's error text.
+func firstFailure(f formatDef, v string, fails ...bool) string {
+	for i, fail := range fails {
+		if fail {
+			return errMsg(f.Error, i, v) + "\n"
+		}
+	}
+	return ""
+}
+
+// checkIDFormat checks the identifier formats whose PVE validator is hand-written (length
+// checks around a regex); ok is false for any other format.
+func (s *Schema) checkIDFormat(name, v string) (msg string, ok bool) {
+	f := s.formats[name]
+	switch name {
+	case "pve-sdn-zone-id", "pve-sdn-vnet-id", "pve-sdn-controller-id":
+		return firstFailure(f, v, !f.re.MatchString(v), len(v) > f.MaxLength), true
+	case "pve-storage-id":
+		return firstFailure(f, v, len(v) < 2, !f.re.MatchString(v)), true
+	case "pve-poolid":
+		return firstFailure(f, v, strings.Count(v, "/") > 2, !f.re.MatchString(v)), true
+	case "pve-userid":
+		m := firstFailure(f, v, len(v) < 3, len(v) > 64, !f.re.MatchString(v))
+		return strings.ReplaceAll(m, "<n>", strconv.Itoa(len(v))), true
+	case "pve-vmid":
+		if !f.re.MatchString(v) {
+			return "value does not look like a valid VM ID\n", true
+		}
+		return "", true
+	}
+	return "", false
+}
+
+// checkAltFormat checks the formats PVE accepts in several shapes (a keyword or an address, a
+// subnet id or a CIDR, ...); ok is false for any other format.
+func (s *Schema) checkAltFormat(path, name, v string) (msg string, ok bool) {
+	valid := func(format string) bool { return s.CheckFormat(path, format, v) == "" }
+	fail := func(bad bool) (string, bool) {
+		if bad {
+			return s.formats[name].Error + "\n", true
+		}
+		return "", true
+	}
+	switch name {
+	case "pve-ipv4-config":
+		return fail(v != "dhcp" && v != "manual" && !valid("CIDRv4"))
+	case "pve-ipv6-config":
+		return fail(v != "dhcp" && v != "manual" && v != "auto" && !valid("CIDRv6"))
+	case "address":
+		if valid("ip") || valid("dns-name") {
+			return "", true
+		}
+		return errMsg(s.formats[name].Error, 0, v) + "\n", true
+	case "pve-sdn-subnet-id":
+		cidr := v
+		if !strings.Contains(v, "/") {
+			parts := strings.Split(v, "-")
+			if len(parts) < 3 {
+				return fail(true)
+			}
+			cidr = strings.Join(parts[1:len(parts)-1], "-") + "/" + parts[len(parts)-1]
+		}
+		return fail(s.CheckFormat(path, "CIDR", cidr) != "")
+	case "pve-sdn-bgp-rt":
+		m := s.formats[name].re.FindStringSubmatch(v)
+		if m == nil {
+			return fail(true)
+		}
+		for _, n := range m[1:] {
+			if x, err := strconv.ParseUint(n, 10, 64); err != nil || x > 4294967295 {
+				return fail(true)
+			}
+		}
+		return "", true
+	case "pve-volume-id-or-qm-path":
+		if v == "none" || v == "cdrom" || strings.HasPrefix(v, "/") || valid("pve-volume-id") {
+			return "", true
+		}
+		return fmt.Sprintf("unable to parse volume ID '%s'\n", v), true
+	case "pve-priv":
+		if !slices.Contains(Privileges, v) {
+			return fmt.Sprintf("invalid privilege '%s'\n", v), true
+		}
+		return "", true
+	}
+	return "", false
+}
+
+// checkByKind checks a format described in formats.json by its kind.
+func (s *Schema) checkByKind(path string, f formatDef, v string) string {
 	switch f.Kind {
 	case "property-string":
 		if _, err := s.ParsePropertyString(path, f.props, v); err != nil {

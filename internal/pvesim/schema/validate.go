@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,25 +84,16 @@ func (s *Schema) Validate(schema *Param, params Params) map[string]string {
 func (s *Schema) Instance(p *Param, params Params) *Param {
 	if len(p.OneOf) > 0 {
 		for _, v := range p.OneOf {
-			if contains(v.InstanceTypes, params.Str(p.TypeProperty)) {
+			if slices.Contains(v.InstanceTypes, params.Str(p.TypeProperty)) {
 				return v
 			}
 		}
 		return nil
 	}
-	if len(p.InstanceTypes) > 0 && p.TypeProperty != "" && !contains(p.InstanceTypes, params.Str(p.TypeProperty)) {
+	if len(p.InstanceTypes) > 0 && p.TypeProperty != "" && !slices.Contains(p.InstanceTypes, params.Str(p.TypeProperty)) {
 		return nil
 	}
 	return p
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Schema) checkValue(path string, p *Param, v any) string {
@@ -183,7 +175,7 @@ func (s *Schema) checkScalar(path string, p *Param, v string) string {
 			return fmt.Sprintf("value must have a maximum value of %s", fmtNum(float64(*p.Maximum)))
 		}
 	}
-	if len(p.Enum) > 0 && !contains(p.Enum, v) {
+	if len(p.Enum) > 0 && !slices.Contains(p.Enum, v) {
 		return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.Enum, ", "))
 	}
 	return ""
@@ -218,8 +210,55 @@ func (e *PropError) Error() string {
 // default_key, alias keys are renamed (keyAlias records the original key),
 // unknown keys are refused and "requires" is enforced. path prefixes error keys.
 func (s *Schema) ParsePropertyString(path string, format map[string]*Param, v string) (map[string]string, error) {
-	res := map[string]string{}
+	res, err := splitPropertyString(format, v)
+	if err != nil {
+		return nil, err
+	}
+	full := func(k string) string {
+		if path != "" {
+			return path + "." + k
+		}
+		return k
+	}
 	errs := map[string]string{}
+	for k, val := range res {
+		p, ok := format[k]
+		if !ok || p.Alias != "" {
+			errs[full(k)] = "property is not defined in schema and the schema does not allow additional properties"
+			continue
+		}
+		if p.Type == "boolean" {
+			val = normalBool(val)
+			res[k] = val
+		}
+		if m := s.checkScalar(full(k), p, val); m != "" {
+			errs[full(k)] = m
+		}
+		if p.Requires != "" {
+			if _, ok := res[p.Requires]; !ok {
+				errs[full(p.Requires)] = fmt.Sprintf("missing property - '%s' requires this property", full(k))
+			}
+		}
+	}
+	for k, p := range format {
+		if p.Alias != "" || p.IsOptional() || p.Type == "" {
+			continue
+		}
+		if _, ok := res[k]; !ok {
+			errs[full(k)] = "property is missing and it is not optional"
+		}
+	}
+	if len(errs) > 0 {
+		return nil, &PropError{Errors: errs}
+	}
+	return res, nil
+}
+
+// splitPropertyString splits "k=v,k2=v2" into its keys, a bare value going to the format's
+// default key and an alias to the key it stands for; a key given twice is an error.
+func splitPropertyString(format map[string]*Param, v string) (map[string]string, error) {
+	res := map[string]string{}
+	dupErr := func(k string) error { return textError("duplicate key in comma-separated list property: " + k + "\n") }
 	for _, part := range strings.Split(v, ",") {
 		if part == "" {
 			continue
@@ -236,7 +275,7 @@ func (s *Schema) ParsePropertyString(path string, format map[string]*Param, v st
 				return nil, textError("value without key, but schema does not define a default key\n")
 			}
 			if _, dup := res[dk]; dup {
-				return nil, textError("duplicate key in comma-separated list property: " + dk + "\n")
+				return nil, dupErr(dk)
 			}
 			res[dk] = part
 			continue
@@ -245,63 +284,27 @@ func (s *Schema) ParsePropertyString(path string, format map[string]*Param, v st
 		if ok && p.Alias != "" {
 			if p.KeyAlias != "" {
 				if _, dup := res[p.KeyAlias]; dup {
-					return nil, textError("duplicate key in comma-separated list property: " + p.KeyAlias + "\n")
+					return nil, dupErr(p.KeyAlias)
 				}
 				res[p.KeyAlias] = k
 			}
 			k = p.Alias
 		}
 		if _, dup := res[k]; dup {
-			return nil, textError("duplicate key in comma-separated list property: " + k + "\n")
+			return nil, dupErr(k)
 		}
 		res[k] = val
 	}
-	for k, val := range res {
-		p, ok := format[k]
-		full := k
-		if path != "" {
-			full = path + "." + k
-		}
-		if !ok || p.Alias != "" {
-			errs[full] = "property is not defined in schema and the schema does not allow additional properties"
-			continue
-		}
-		if p.Type == "boolean" {
-			switch strings.ToLower(val) {
-			case "1", "on", "yes", "true":
-				val = "1"
-			case "0", "off", "no", "false":
-				val = "0"
-			}
-			res[k] = val
-		}
-		if m := s.checkScalar(full, p, val); m != "" {
-			errs[full] = m
-		}
-		if p.Requires != "" {
-			if _, ok := res[p.Requires]; !ok {
-				rq := p.Requires
-				if path != "" {
-					rq = path + "." + rq
-				}
-				errs[rq] = fmt.Sprintf("missing property - '%s' requires this property", full)
-			}
-		}
-	}
-	for k, p := range format {
-		if p.Alias != "" || p.IsOptional() || p.Type == "" {
-			continue
-		}
-		if _, ok := res[k]; !ok {
-			full := k
-			if path != "" {
-				full = path + "." + k
-			}
-			errs[full] = "property is missing and it is not optional"
-		}
-	}
-	if len(errs) > 0 {
-		return nil, &PropError{Errors: errs}
-	}
 	return res, nil
+}
+
+// normalBool is a boolean property's value as PVE stores it: 1 or 0 for its spellings.
+func normalBool(val string) string {
+	switch strings.ToLower(val) {
+	case "1", "on", "yes", "true":
+		return "1"
+	case "0", "off", "no", "false":
+		return "0"
+	}
+	return val
 }

@@ -1,13 +1,17 @@
-# Benchmark-only callback: wall time of every play and of every task, written as JSON to
-# $DVT_TIMER_OUT when the playbook ends (tests/ansible/bench.sh reads it).
+# Benchmark-only callback, for both benchmarks:
+#  - $DVT_TIMER_OUT: wall time of every play and of every task result (tests/ansible/bench.sh);
+#  - $DVT_PROFILE_OUT: wall time of every task, summed over its loop items and hosts, in the order
+#    the tasks ran (tests/bench/tenant_bench.py, make bench).
+# Each file is written when the playbook ends, when its variable is set.
 from __future__ import annotations
 
 DOCUMENTATION = """
     name: dvt_timer
     type: aggregate
-    short_description: per-play and per-task wall time, for deevnet.tenant's benchmark
+    short_description: per-play and per-task wall time, for deevnet.tenant's benchmarks
     description:
-        - Writes the wall time of each play and each task as JSON to the file named by DVT_TIMER_OUT.
+        - Writes the wall time of each play and each task result as JSON to the file named by DVT_TIMER_OUT.
+        - Writes a JSON list of task names and seconds to the file named by DVT_PROFILE_OUT.
     author: deevnet.tenant developers
     requirements:
         - enabled with callbacks_enabled
@@ -31,6 +35,8 @@ class CallbackModule(CallbackBase):
         self._plays = []
         self._play = None
         self._task_start = None
+        self._tasks = []
+        self._current = None
 
     def _close_play(self, now):
         if self._play is not None:
@@ -38,15 +44,27 @@ class CallbackModule(CallbackBase):
             self._plays.append(self._play)
             self._play = None
 
+    def _close_task(self):
+        if self._current is not None:
+            name, start = self._current
+            self._tasks.append({'task': name, 'seconds': round(time.perf_counter() - start, 3)})
+            self._current = None
+
     def v2_playbook_on_play_start(self, play):
         now = time.perf_counter()
         self._close_play(now)
         self._play = {'name': play.get_name(), '_start': now, 'tasks': []}
 
     def v2_playbook_on_task_start(self, task, is_conditional):
+        self._close_task()
         self._task_start = time.perf_counter()
+        self._current = (task.get_name(), self._task_start)
 
-    def _task_done(self, result):
+    def v2_playbook_on_handler_task_start(self, task):
+        self._close_task()
+        self._current = (task.get_name(), time.perf_counter())
+
+    def _task_done(self, result, *args, **kwargs):  # on_failed passes ignore_errors
         if self._play is not None and self._task_start is not None:
             self._play['tasks'].append(time.perf_counter() - self._task_start)
 
@@ -56,7 +74,9 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_stats(self, stats):
         self._close_play(time.perf_counter())
-        out = os.environ.get('DVT_TIMER_OUT')
-        if out:
-            with open(out, 'w') as f:
-                json.dump(self._plays, f)
+        self._close_task()
+        for var, data in (('DVT_TIMER_OUT', self._plays), ('DVT_PROFILE_OUT', self._tasks)):
+            out = os.environ.get(var)
+            if out:
+                with open(out, 'w') as f:
+                    json.dump(data, f)

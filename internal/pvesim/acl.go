@@ -1,0 +1,124 @@
+package pvesim
+
+// ACLs (/access/acl) and the effective permissions (/access/permissions).
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/deevnet/tenant/internal/pvesim/schema"
+)
+
+// dropACLs removes the ACL entries gone is true for (their user, token or path is deleted).
+func (st *state) dropACLs(gone func(a ACL) bool) {
+	var keep []ACL
+	for _, a := range st.ACLs {
+		if !gone(a) {
+			keep = append(keep, a)
+		}
+	}
+	st.ACLs = keep
+}
+
+func (s *Server) aclList(r *reqCtx) (any, error) {
+	out := []map[string]any{}
+	for _, a := range s.st.ACLs {
+		if !r.who.isRoot() && !s.st.has(r.who, a.Path, []string{"Permissions.Modify", "Sys.Audit"}, true) {
+			continue
+		}
+		out = append(out, map[string]any{"path": a.Path, "type": a.Type, "ugid": a.UGID, "roleid": a.Role, "propagate": boolInt(a.Propagate)})
+	}
+	return out, nil
+}
+
+func (s *Server) aclUpdate(r *reqCtx) (any, error) {
+	path := r.params.Str("path")
+	if !validACLPath(path) {
+		return nil, paramErr(map[string]string{"path": fmt.Sprintf("invalid ACL path '%s'", path)})
+	}
+	propagate := !r.params.Has("propagate") || r.params.Bool("propagate")
+	del := r.params.Bool("delete")
+	roles := schema.SplitList(r.params.Str("roles"))
+	for _, role := range roles {
+		if _, ok := s.st.Roles[role]; !ok {
+			return nil, plainErr("role '%s' does not exist", role)
+		}
+	}
+	type ug struct{ typ, id string }
+	var who []ug
+	for _, u := range schema.SplitList(r.params.Str("users")) {
+		if s.st.Users[u] == nil {
+			return nil, plainErr("user '%s' does not exist", u)
+		}
+		who = append(who, ug{"user", u})
+	}
+	for _, g := range schema.SplitList(r.params.Str("groups")) {
+		who = append(who, ug{"group", g})
+	}
+	for _, t := range schema.SplitList(r.params.Str("tokens")) {
+		user, tid, _ := strings.Cut(t, "!")
+		if u := s.st.Users[user]; u == nil || u.Tokens[tid] == nil {
+			return nil, plainErr("no such token '%s' for user '%s'", tid, user)
+		}
+		who = append(who, ug{"token", t})
+	}
+	if len(who) == 0 {
+		return nil, plainErr("either 'users', 'groups' or 'tokens' is required")
+	}
+	for _, w := range who {
+		for _, role := range roles {
+			idx := -1
+			for i, a := range s.st.ACLs {
+				if a.Path == path && a.Type == w.typ && a.UGID == w.id && a.Role == role {
+					idx = i
+				}
+			}
+			switch {
+			case del && idx >= 0:
+				s.st.ACLs = append(s.st.ACLs[:idx], s.st.ACLs[idx+1:]...)
+			case !del && idx >= 0:
+				s.st.ACLs[idx].Propagate = propagate
+			case !del:
+				s.st.ACLs = append(s.st.ACLs, ACL{Path: path, Type: w.typ, UGID: w.id, Role: role, Propagate: propagate})
+			}
+		}
+	}
+	return nil, nil
+}
+
+// permissions dumps the effective privileges of the caller (or of userid).
+func (s *Server) permissionsGet(r *reqCtx) (any, error) {
+	who := r.who
+	if uid := r.params.Str("userid"); uid != "" && uid != who.String() {
+		if !who.isRoot() && !s.st.has(who, "/access", []string{"Sys.Audit"}, false) {
+			return nil, permError("/access", []string{"Sys.Audit"})
+		}
+		user, tid, _ := strings.Cut(uid, "!")
+		who = principal{User: user, TokenID: tid}
+		if tid != "" {
+			if u := s.st.Users[user]; u != nil && u.Tokens[tid] != nil {
+				who.Privsep = u.Tokens[tid].Privsep
+			}
+		}
+	}
+	paths := map[string]bool{"/": true}
+	for _, a := range s.st.ACLs {
+		paths[a.Path] = true
+	}
+	if p := r.params.Str("path"); p != "" {
+		paths = map[string]bool{p: true}
+	}
+	out := map[string]map[string]int{}
+	for p := range paths {
+		privs := s.st.privs(who, p)
+		if len(privs) == 0 {
+			continue
+		}
+		m := map[string]int{}
+		for pv := range privs {
+			m[pv] = 1
+		}
+		out[p] = m
+	}
+	return out, nil
+}

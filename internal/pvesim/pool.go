@@ -1,0 +1,99 @@
+package pvesim
+
+// Pools (/pools): members, comment, moving VMs between pools.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/deevnet/tenant/internal/pvesim/schema"
+)
+
+func (s *Server) poolMembers(pool string) []map[string]any {
+	out := []map[string]any{}
+	for _, id := range s.sortedVMIDs() {
+		vm := s.st.VMs[id]
+		if vm.Pool == pool {
+			out = append(out, map[string]any{"id": fmt.Sprintf("qemu/%d", id), "type": "qemu", "vmid": id, "node": vm.Node, "name": vm.Config["name"], "status": vm.Status})
+		}
+	}
+	return out
+}
+
+func (s *Server) poolList(r *reqCtx) (any, error) {
+	out := []map[string]any{}
+	for _, id := range sortedKeys(s.st.Pools) {
+		if p := r.params.Str("poolid"); p != "" && p != id {
+			continue
+		}
+		if !s.st.has(r.who, "/pool/"+id, []string{"Pool.Audit"}, false) {
+			continue
+		}
+		out = append(out, withOptional(map[string]any{"poolid": id, "members": s.poolMembers(id)}, "comment", s.st.Pools[id].Comment))
+	}
+	return out, nil
+}
+
+func (s *Server) poolGet(r *reqCtx) (any, error) {
+	id := r.params.Str("poolid")
+	p, err := find(s.st.Pools, id, "pool '%s' does not exist")
+	if err != nil {
+		return nil, err
+	}
+	return withOptional(map[string]any{"members": s.poolMembers(id)}, "comment", p.Comment), nil
+}
+
+func (s *Server) poolCreate(r *reqCtx) (any, error) {
+	id := r.params.Str("poolid")
+	if s.st.Pools[id] != nil {
+		return nil, plainErr("create pool failed: pool '%s' already exists", id)
+	}
+	if i := strings.LastIndex(id, "/"); i > 0 && s.st.Pools[id[:i]] == nil {
+		return nil, plainErr("create pool failed: parent '%s' does not exist", id[:i])
+	}
+	s.st.Pools[id] = &Pool{Comment: r.params.Str("comment")}
+	return nil, nil
+}
+
+func (s *Server) poolUpdate(r *reqCtx) (any, error) {
+	id := r.params.Str("poolid")
+	p, err := find(s.st.Pools, id, "update pools failed: pool '%s' does not exist")
+	if err != nil {
+		return nil, err
+	}
+	r.updateStr(&p.Comment, "comment")
+	for _, v := range schema.SplitList(r.params.Str("vms")) {
+		vmid := atoiSafe(v)
+		vm := s.st.VMs[vmid]
+		if vm == nil {
+			return nil, plainErr("update pools failed: VM %d does not exist", vmid)
+		}
+		if err := s.st.check(r.who, fmt.Sprintf("/vms/%d", vmid), []string{"VM.Allocate"}, false); err != nil {
+			return nil, err
+		}
+		if r.params.Bool("delete") {
+			if vm.Pool == id {
+				vm.Pool = ""
+			}
+			continue
+		}
+		if vm.Pool != "" && vm.Pool != id && !r.params.Bool("allow-move") {
+			return nil, plainErr("update pools failed: VM %d belongs already to pool '%s' and 'allow-move' is not set", vmid, vm.Pool)
+		}
+		vm.Pool = id
+	}
+	return nil, nil
+}
+
+func (s *Server) poolDelete(r *reqCtx) (any, error) {
+	id := r.params.Str("poolid")
+	if _, err := find(s.st.Pools, id, "delete pool failed: pool '%s' does not exist"); err != nil {
+		return nil, err
+	}
+	if len(s.poolMembers(id)) > 0 {
+		return nil, plainErr("delete pool failed: pool '%s' is not empty", id)
+	}
+	delete(s.st.Pools, id)
+	s.st.dropACLs(func(a ACL) bool { return a.Path == "/pool/"+id })
+	return nil, nil
+}

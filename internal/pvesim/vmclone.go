@@ -1,0 +1,174 @@
+package pvesim
+
+// VM clone (POST .../clone): full and linked clones, target node and storage.
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+func (s *Server) vmClone(r *reqCtx, src *VM) (any, error) {
+	newid := int(r.params.Int("newid"))
+	pool := r.params.Str("pool")
+	if pool != "" && s.st.Pools[pool] == nil {
+		return nil, &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (pool '%s' does not exist)\n", pool)}
+	}
+	full := src.Config["template"] != "1" || r.params.Bool("full")
+	if err := s.checkCloneParams(r, src, full); err != nil {
+		return nil, err
+	}
+	if err := s.checkClonePerms(r, src); err != nil {
+		return nil, err
+	}
+	if s.st.VMs[newid] != nil {
+		return nil, plainErr("unable to create VM %d: config file already exists", newid)
+	}
+	if src.Lock != "" {
+		return nil, plainErr("VM is locked (%s)", src.Lock)
+	}
+	node := src.Node
+	if tgt := r.params.Str("target"); tgt != "" {
+		node = tgt
+	}
+	vm := &VM{VMID: newid, Node: node, Status: "stopped", Config: s.cloneConfig(r, src, newid, full), Lock: "clone"}
+	s.st.VMs[newid] = vm
+	t := s.startTask(r, src.Node, "qmclone", strconv.Itoa(src.VMID), func() error {
+		vm.Lock = ""
+		vm.Pool = pool
+		return nil
+	})
+	t.abort = func() { delete(s.st.VMs, newid) }
+	t.Log = append(t.Log, fmt.Sprintf("create %s clone of drive scsi0", map[bool]string{true: "full", false: "linked"}[full]))
+	return t.UPID, nil
+}
+
+// checkCloneParams refuses what PVE refuses before any permission check: storage or format on a
+// linked clone, an unknown storage or one without images, a target node the disks cannot reach.
+func (s *Server) checkCloneParams(r *reqCtx, src *VM, full bool) error {
+	if !full {
+		for _, k := range []string{"storage", "format"} {
+			if r.params.Has(k) {
+				return plainErr("parameter '%s' not allowed for linked clones", k)
+			}
+		}
+	}
+	if st := r.params.Str("storage"); st != "" {
+		sc, ok := s.st.Storages[st]
+		if !ok {
+			return plainErr("storage '%s' does not exist", st)
+		}
+		if !slices.Contains(sc.Content, "images") {
+			return paramErr(map[string]string{"storage": fmt.Sprintf("storage '%s' does not support vm images", st)})
+		}
+	}
+	if tgt := r.params.Str("target"); tgt != "" && tgt != src.Node {
+		if !s.nodeExists(tgt) {
+			return plainErr("no such cluster node '%s'", tgt)
+		}
+		for k, v := range src.Config {
+			if diskKeyRe.MatchString(k) && !strings.Contains(v, "media=cdrom") {
+				if sc := s.st.Storages[strings.SplitN(v, ":", 2)[0]]; !sc.Shared {
+					return plainErr("can't clone VM to node '%s' (VM uses local storage)", tgt)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkClonePerms checks the permission extras of a clone: space on every storage the copy
+// lands on and SDN.Use on every source NIC bridge.
+func (s *Server) checkClonePerms(r *reqCtx, src *VM) error {
+	if r.who.isRoot() {
+		return nil
+	}
+	storages := map[string]bool{}
+	if st := r.params.Str("storage"); st != "" {
+		storages[st] = true
+	} else {
+		for k, v := range src.Config {
+			if diskKeyRe.MatchString(k) && !strings.Contains(v, "media=cdrom") {
+				storages[strings.SplitN(v, ":", 2)[0]] = true
+			}
+		}
+	}
+	for _, st := range sortedKeys(storages) {
+		if err := s.st.check(r.who, "/storage/"+st, []string{"Datastore.AllocateSpace"}, false); err != nil {
+			return err
+		}
+	}
+	for _, k := range sortedKeys(src.Config) {
+		if netKeyRe.MatchString(k) {
+			if p := s.bridgePath(src.Config[k]); p != "" {
+				if err := s.st.check(r.who, p, []string{"SDN.Use"}, false); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// cloneConfig is the copy's config: the source's without template and unused volumes, a new
+// name, NICs without MAC (a new one is generated), disks renamed to the new VMID.
+func (s *Server) cloneConfig(r *reqCtx, src *VM, newid int, full bool) map[string]string {
+	c := map[string]string{}
+	for k, v := range src.Config {
+		if k == "template" || strings.HasPrefix(k, "unused") {
+			continue
+		}
+		c[k] = v
+	}
+	c["name"] = "Copy-of-VM-" + firstNonEmpty(src.Config["name"], strconv.Itoa(src.VMID))
+	if n := r.params.Str("name"); n != "" {
+		c["name"] = n
+	}
+	if d := r.params.Str("description"); d != "" {
+		c["description"] = d
+	}
+	for k, v := range c {
+		if netKeyRe.MatchString(k) {
+			f := parseNet(v)
+			f["macaddr"] = ""
+			c[k] = s.normalizeNet(f)
+		}
+		if diskKeyRe.MatchString(k) {
+			c[k] = cloneVolume(v, r.params.Str("storage"), src.VMID, newid, full)
+		}
+	}
+	return c
+}
+
+// cloneVolume names the copy of disk value v: on storage (when given, not for the cloud-init
+// drive), vm-<newid>-disk-0 for a full clone, base-<src>-disk-0/vm-<newid>-disk-0 for a linked one.
+func cloneVolume(v, storage string, srcID, newid int, full bool) string {
+	vol := strings.SplitN(v, ",", 2)
+	store := strings.SplitN(vol[0], ":", 2)[0]
+	ci := strings.Contains(v, "cloudinit")
+	if storage != "" && !ci {
+		store = storage
+	}
+	kind := "disk-0"
+	if ci {
+		kind = "cloudinit"
+	}
+	nv := fmt.Sprintf("%s:vm-%d-%s", store, newid, kind)
+	if !full && !ci {
+		nv = fmt.Sprintf("%s:base-%d-disk-0/vm-%d-disk-0", store, srcID, newid)
+	}
+	if len(vol) > 1 {
+		nv += "," + vol[1]
+	}
+	return nv
+}
+
+func firstNonEmpty(a ...string) string {
+	for _, x := range a {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

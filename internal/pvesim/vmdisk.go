@@ -1,0 +1,87 @@
+package pvesim
+
+// Disk resize (PUT .../resize).
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+func (s *Server) vmResize(r *reqCtx, vm *VM) (any, error) {
+	if d := r.params.Str("digest"); d != "" && d != vmDigest(vm.Config) {
+		return nil, plainErr("checksum mismatch (file change by other user?)")
+	}
+	if vm.Lock != "" && !r.params.Bool("skiplock") {
+		return nil, plainErr("VM is locked (%s)", vm.Lock)
+	}
+	disk := r.params.Str("disk")
+	v, ok := vm.Config[disk]
+	if !ok {
+		return nil, plainErr("disk '%s' does not exist", disk)
+	}
+	if strings.Contains(v, "media=cdrom") {
+		return nil, plainErr("you can't resize a cdrom")
+	}
+	sizeStr := ""
+	for _, part := range strings.Split(v, ",") {
+		if x, ok := strings.CutPrefix(part, "size="); ok {
+			sizeStr = x
+		}
+	}
+	_, cur := parseSize(sizeStr)
+	if cur < 0 {
+		cur = 0
+	}
+	rel, n := parseSize(r.params.Str("size"))
+	newSize := n
+	if rel {
+		newSize = cur + n
+	}
+	if newSize < cur {
+		return nil, plainErr("shrinking disks is not supported")
+	}
+	apply := func() error {
+		parts := strings.Split(vm.Config[disk], ",")
+		out := []string{parts[0]}
+		done := false
+		for _, p := range parts[1:] {
+			if strings.HasPrefix(p, "size=") {
+				p, done = "size="+fmtSize(newSize), true
+			}
+			out = append(out, p)
+		}
+		if !done {
+			out = append(out, "size="+fmtSize(newSize))
+		}
+		vm.Config[disk] = strings.Join(out, ",")
+		return nil
+	}
+	t := s.startTask(r, vm.Node, "resize", strconv.Itoa(vm.VMID), apply)
+	return t.UPID, nil
+}
+
+var sizeRe = regexp.MustCompile(`^(\+?)(\d+(?:\.\d+)?)([KMGT]?)$`)
+
+func parseSize(v string) (bool, float64) {
+	m := sizeRe.FindStringSubmatch(v)
+	if m == nil {
+		return false, -1
+	}
+	n, _ := strconv.ParseFloat(m[2], 64)
+	mult := map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m[3]]
+	return m[1] == "+", n * mult
+}
+
+func fmtSize(b float64) string {
+	for _, u := range []struct {
+		s string
+		m float64
+	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if b >= u.m && b/u.m == float64(int64(b/u.m)) {
+			return fmt.Sprintf("%d%s", int64(b/u.m), u.s)
+		}
+	}
+	return fmt.Sprintf("%d", int64(b))
+}

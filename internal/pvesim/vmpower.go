@@ -1,0 +1,117 @@
+package pvesim
+
+// VM power state, conversion to template and the guest agent.
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func (s *Server) vmStatusCurrent(r *reqCtx, vm *VM) (any, error) {
+	o := map[string]any{"status": vm.Status, "qmpstatus": vm.Status, "vmid": vm.VMID, "name": vm.Config["name"],
+		"cpus": atoiSafe(firstNonEmpty(vm.Config["cores"], "1")), "maxmem": int64(atoiSafe(firstNonEmpty(vm.Config["memory"], "512"))) << 20,
+		"mem": 0, "maxdisk": 0, "uptime": 0, "ha": map[string]any{"managed": 0}}
+	if vm.Status == "running" {
+		o["uptime"] = time.Now().Unix() - vm.Started
+		o["pid"] = 10000 + vm.VMID
+		o["mem"] = int64(atoiSafe(firstNonEmpty(vm.Config["memory"], "512"))) << 19
+	}
+	if vm.Lock != "" {
+		o["lock"] = vm.Lock
+	}
+	if t := vm.Config["tags"]; t != "" {
+		o["tags"] = t
+	}
+	if vm.Template {
+		o["template"] = 1
+	}
+	if strings.HasPrefix(vm.Config["agent"], "1") || strings.Contains(vm.Config["agent"], "enabled=1") {
+		o["agent"] = 1
+	}
+	return o, nil
+}
+
+func (s *Server) vmPower(action string) handlerFunc {
+	return on(s.getVM, func(r *reqCtx, vm *VM) (any, error) {
+		if vm.Lock != "" && !r.params.Bool("skiplock") {
+			return nil, plainErr("VM is locked (%s)", vm.Lock)
+		}
+		if (action == "reboot" || action == "reset") && vm.Status != "running" {
+			return nil, plainErr("VM %d not running", vm.VMID)
+		}
+		if action == "start" && vm.Config["template"] == "1" {
+			return nil, plainErr("you can't start a vm if it's a template")
+		}
+		id := strconv.Itoa(vm.VMID)
+		t := s.startTask(r, vm.Node, "qm"+action, id, func() error {
+			switch action {
+			case "start":
+				if vm.Status == "running" {
+					return fmt.Errorf("VM %d already running", vm.VMID)
+				}
+				vm.Status, vm.Started = "running", time.Now().Unix()
+				// pending changes are applied at start
+				for k, v := range vm.Pending {
+					vm.Config[k] = v
+				}
+				for _, k := range vm.PendDel {
+					delete(vm.Config, k)
+				}
+				vm.Pending, vm.PendDel = nil, nil
+				if err := s.checkBridges(vm); err != nil {
+					vm.Status, vm.Started = "stopped", 0
+					return err
+				}
+			case "stop", "shutdown":
+				vm.Status = "stopped"
+			case "reboot", "reset":
+				vm.Started = time.Now().Unix()
+			}
+			return nil
+		})
+		return t.UPID, nil
+	})
+}
+
+func (s *Server) vmTemplate(r *reqCtx, vm *VM) (any, error) {
+	if vm.Status == "running" {
+		return nil, plainErr("you can't convert a running VM to a template")
+	}
+	t := s.startTask(r, vm.Node, "qmtemplate", strconv.Itoa(vm.VMID), func() error {
+		vm.Config["template"], vm.Template = "1", true
+		return nil
+	})
+	return t.UPID, nil
+}
+
+// vmAgentInterfaces answers like a guest agent that applied the cloud-init
+// network config: eth<N> with the MAC of net<N> and the static ipconfig<N>.
+func (s *Server) vmAgentInterfaces(r *reqCtx, vm *VM) (any, error) {
+	if a := vm.Config["agent"]; a == "" || strings.HasPrefix(a, "0") || strings.Contains(a, "enabled=0") {
+		return nil, plainErr("No QEMU guest agent configured")
+	}
+	if vm.Status != "running" {
+		return nil, plainErr("VM %d is not running", vm.VMID)
+	}
+	ifaces := []map[string]any{{"name": "lo", "hardware-address": "00:00:00:00:00:00",
+		"ip-addresses": []map[string]any{{"ip-address": "127.0.0.1", "ip-address-type": "ipv4", "prefix": 8}}}}
+	for _, k := range sortedKeys(vm.Config) {
+		if !netKeyRe.MatchString(k) {
+			continue
+		}
+		idx := strings.TrimPrefix(k, "net")
+		addrs := []map[string]any{}
+		for _, part := range strings.Split(vm.Config["ipconfig"+idx], ",") {
+			if v, ok := strings.CutPrefix(part, "ip="); ok {
+				if p, err := netip.ParsePrefix(v); err == nil {
+					addrs = append(addrs, map[string]any{"ip-address": p.Addr().String(), "ip-address-type": "ipv4", "prefix": p.Bits()})
+				}
+			}
+		}
+		ifaces = append(ifaces, map[string]any{"name": "eth" + idx, "hardware-address": strings.ToLower(parseNet(vm.Config[k])["macaddr"]), "ip-addresses": addrs})
+	}
+	return map[string]any{"result": ifaces}, nil
+}
