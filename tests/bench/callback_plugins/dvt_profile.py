@@ -1,5 +1,6 @@
 # Benchmark-only callback: wall time of every task (summed over its loop items and hosts), in the
-# order the tasks ran, written as JSON to $DVT_PROFILE_OUT when the playbook ends.
+# order the tasks ran, with how many host results it gave (ok, changed, skipped, failed; a loop
+# gives one per host, not per item), written as JSON to $DVT_PROFILE_OUT when the playbook ends.
 from __future__ import annotations
 
 DOCUMENTATION = """
@@ -7,7 +8,7 @@ DOCUMENTATION = """
     type: aggregate
     short_description: per-task wall time, for deevnet.tenant's make bench
     description:
-        - Writes a JSON list of task names and seconds to the file named by DVT_PROFILE_OUT.
+        - Writes a JSON list of task names, seconds, result counts and the task's action to the file named by DVT_PROFILE_OUT.
     author: deevnet.tenant developers
     requirements:
         - enabled with callbacks_enabled
@@ -33,15 +34,30 @@ class CallbackModule(CallbackBase):
 
     def _close(self):
         if self._current is not None:
-            name, start = self._current
-            self._tasks.append({'task': name, 'seconds': round(time.perf_counter() - start, 3)})
+            entry, start = self._current
+            entry['seconds'] = round(time.perf_counter() - start, 3)
+            self._tasks.append(entry)
             self._current = None
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._close()
-        self._current = (task.get_name(), time.perf_counter())
+        entry = {'task': task.get_name(), 'action': task.action, 'ok': 0, 'changed': 0, 'skipped': 0, 'failed': 0}
+        self._current = (entry, time.perf_counter())
 
     v2_playbook_on_handler_task_start = v2_playbook_on_task_start
+
+    def _count(self, key):
+        if self._current is not None:
+            self._current[0][key] += 1
+
+    def v2_runner_on_ok(self, result):
+        self._count('changed' if result._result.get('changed') else 'ok')
+
+    def v2_runner_on_skipped(self, result):
+        self._count('skipped')
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._count('failed')
 
     def v2_playbook_on_stats(self, stats):
         self._close()
