@@ -84,26 +84,28 @@ def run_playbook(venv, collections, lab, work, name, extra):
 
 
 def table(rows):
-    lines = ['| ansible-core | run | playbook | tasks | host results (skipped) | wall s | in tasks s | changed | pvesim requests (writes) |',
-             '|---|---|---|---|---|---|---|---|---|']
-    for r in rows:
-        lines.append('| %s | %s | %s | %d | %d (%d) | %.2f | %.2f | %s | %d (%d) |' % (
-            r['core'], r['run'], r['playbook'], r['tasks'], r['results'], r['skipped'], r['wall'], r['task_seconds'],
+    lines = ['| roles | ansible-core | run | playbook | tasks | host results (skipped) | wall s | in tasks s | changed | pvesim requests (writes) |',
+             '|---|---|---|---|---|---|---|---|---|---|']
+    for r in sorted(rows, key=lambda r: (r['core'], r['run'], r['playbook'], r['collection'])):
+        lines.append('| %s | %s | %s | %s | %d | %d (%d) | %.2f | %.2f | %s | %d (%d) |' % (
+            r['collection'], r['core'], r['run'], r['playbook'], r['tasks'], r['results'], r['skipped'], r['wall'], r['task_seconds'],
             r['changed'], r['requests'], r['writes']))
-    for core in dict.fromkeys(r['core'] for r in rows):
-        for run in ('first', 'no-op'):
-            sel = [r for r in rows if r['core'] == core and r['run'] == run]
-            lines.append('| %s | %s | **all three** | %d | %d (%d) | %.2f | %.2f | %d | %d (%d) |' % (
-                core, run, sum(r['tasks'] for r in sel), sum(r['results'] for r in sel), sum(r['skipped'] for r in sel),
-                sum(r['wall'] for r in sel), sum(r['task_seconds'] for r in sel), sum(r['changed'] or 0 for r in sel),
-                sum(r['requests'] for r in sel), sum(r['writes'] for r in sel)))
+    groups = [(core, run, coll) for core in dict.fromkeys(r['core'] for r in rows) for run in ('first', 'no-op')
+              for coll in dict.fromkeys(r['collection'] for r in rows)]
+    for core, run, coll in groups:
+        sel = [r for r in rows if r['core'] == core and r['run'] == run and r['collection'] == coll]
+        lines.append('| %s | %s | %s | **all three** | %d | %d (%d) | %.2f | %.2f | %d | %d (%d) |' % (
+            coll, core, run, sum(r['tasks'] for r in sel), sum(r['results'] for r in sel), sum(r['skipped'] for r in sel),
+            sum(r['wall'] for r in sel), sum(r['task_seconds'] for r in sel), sum(r['changed'] or 0 for r in sel),
+            sum(r['requests'] for r in sel), sum(r['writes'] for r in sel)))
     return lines
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--pvesim', required=True)
-    ap.add_argument('--collections', required=True, help='where deevnet.tenant is installed')
+    ap.add_argument('--collections', action='append', required=True,
+                    help='[NAME=]DIR where deevnet.tenant is installed; several (e.g. before=DIR after=DIR) run interleaved')
     ap.add_argument('--core', action='append', required=True, help='NAME=VENV with ansible-core')
     ap.add_argument('--repeat', type=int, default=1, help='runs of each case; the fastest wall time is kept')
     ap.add_argument('--top', type=int, default=12, help='slowest tasks listed per core and run')
@@ -111,43 +113,44 @@ def main():
     args = ap.parse_args()
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    collections = str(pathlib.Path(args.collections).resolve())
+    colls = [(c.split('=', 1) if '=' in c else ('', c)) for c in args.collections]
+    colls = [(n, str(pathlib.Path(d).resolve())) for n, d in colls]
     work = pathlib.Path(tempfile.mkdtemp(prefix='dvt-bench-converge.'))
     (work / 'ansible.cfg').write_text('[defaults]\ninterpreter_python = auto_silent\n')
-    rows, failed = [], False
+    failed = False
     load = os.getloadavg()
     try:
-        for core in args.core:
-            cname, venv = core.split('=', 1)
-            venv = str(pathlib.Path(venv).absolute())
-            version = subprocess.run([venv + '/bin/ansible', '--version'], capture_output=True, text=True).stdout.splitlines()[0]
-            best = {}
-            for _ in range(args.repeat):
-                lab = Lab(work / ('lab-' + cname), str(pathlib.Path(args.pvesim).resolve()))
-                try:
-                    for run in ('first', 'no-op'):
-                        for name, extra in PLAYBOOKS:
-                            r = run_playbook(venv, collections, lab, work, name, extra)
-                            r.update(core='%s (%s)' % (cname, version.split('[core ')[-1].rstrip(']')), run=run)
-                            if r['rc']:
-                                failed = True
-                                (out / ('%s-%s-%s.log' % (cname, run, name))).write_text(r['log'])
-                                print('FAILED %s %s %s: log in %s' % (cname, run, name, out), flush=True)
-                            key = (cname, run, name)
-                            if key not in best or r['wall'] < best[key]['wall']:
-                                best[key] = r
-                finally:
-                    lab.down()
-            rows += best.values()
+        best = {}
+        for _ in range(args.repeat):
+            for cname, venv in (c.split('=', 1) for c in args.core):
+                venv = str(pathlib.Path(venv).absolute())
+                version = subprocess.run([venv + '/bin/ansible', '--version'], capture_output=True, text=True).stdout.splitlines()[0]
+                for coll, collections in colls:
+                    lab = Lab(work / ('lab-' + cname), str(pathlib.Path(args.pvesim).resolve()))
+                    try:
+                        for run in ('first', 'no-op'):
+                            for name, extra in PLAYBOOKS:
+                                r = run_playbook(venv, collections, lab, work, name, extra)
+                                r.update(core='%s (%s)' % (cname, version.split('[core ')[-1].rstrip(']')), run=run, collection=coll)
+                                if r['rc']:
+                                    failed = True
+                                    (out / ('%s-%s-%s-%s.log' % (coll, cname, run, name))).write_text(r['log'])
+                                    print('FAILED %s %s %s %s: log in %s' % (coll, cname, run, name, out), flush=True)
+                                key = (coll, cname, run, name)
+                                if key not in best or r['wall'] < best[key]['wall']:
+                                    best[key] = r
+                    finally:
+                        lab.down()
+        rows = list(best.values())
         print('\n'.join(table(rows)))
-        for core in dict.fromkeys(r['core'] for r in rows):
-            for run in ('first', 'no-op'):
-                tasks = [dict(t, playbook=r['playbook']) for r in rows if r['core'] == core and r['run'] == run for t in r['profile']]
-                tasks.sort(key=lambda t: -t['seconds'])
-                print('\nslowest tasks, %s, %s:' % (core, run))
-                for t in tasks[:args.top]:
-                    print('  %6.3f s  %-8s %s [%s] ok=%d changed=%d skipped=%d' % (
-                        t['seconds'], t['playbook'], t['task'], t['action'], t['ok'], t['changed'], t['skipped']))
+        for core, run, coll in {(r['core'], r['run'], r['collection']): 0 for r in rows}:
+            tasks = [dict(t, playbook=r['playbook']) for r in rows
+                     if r['core'] == core and r['run'] == run and r['collection'] == coll for t in r['profile']]
+            tasks.sort(key=lambda t: -t['seconds'])
+            print('\nslowest tasks, %s %s, %s:' % (coll, core, run))
+            for t in tasks[:args.top]:
+                print('  %6.3f s  %-8s %s [%s] ok=%d changed=%d skipped=%d' % (
+                    t['seconds'], t['playbook'], t['task'], t['action'], t['ok'], t['changed'], t['skipped']))
         print('\nload average at start: %.2f %.2f %.2f, at end: %.2f %.2f %.2f' % (load + os.getloadavg()))
         (out / 'converge.json').write_text(json.dumps({'load_start': load, 'load_end': os.getloadavg(), 'rows': rows}, indent=1))
         print('results: %s' % (out / 'converge.json'))
