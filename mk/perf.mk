@@ -8,6 +8,12 @@
 #                      applies, pvesim RSS, ratios, and a per-task profile; results.json in BENCH_OUT.
 #                      tests/bench/tenant_bench.py --help says more.
 #
+#   make bench-converge the shipped playbooks' own cost: onboard, fabric and tenant (tdemo) against the lifecycle
+#                      lab (pvesim, PowerDNS, Unbound on 127.0.0.1), first run and no-op, on both ansible-cores:
+#                      tasks, host results, wall time, pvesim requests, slowest tasks (callback dvt_profile);
+#                      BENCH_REPEAT runs, the fastest kept; converge.json in BENCH_OUT. Give BENCH_COLLECTIONS
+#                      'before=DIR after=DIR' to compare two installed trees interleaved (docs/dev/performance.md).
+#
 # The DNS counterpart is make bench-dns (mk/dns.mk).
 
 BENCH_LATENCY    ?= 20ms
@@ -15,7 +21,7 @@ BENCH_SCALE      ?= 10,63
 BENCH_PEER_SCALE ?= 10
 BENCH_OUT        ?= $(ROOT)/dist/bench
 
-.PHONY: bench-tenant
+.PHONY: bench-tenant bench-converge
 
 bench-tenant: install-collection tools venv venv-oldest venv-bench
 	$(VENV_BENCH)/bin/python $(ROOT)/tests/bench/tenant_bench.py --pvesim $(ROOT)/bin/pvesim \
@@ -23,4 +29,12 @@ bench-tenant: install-collection tools venv venv-oldest venv-bench
 	  --peer-venv $(VENV_BENCH) --latency $(BENCH_LATENCY) --scale '$(BENCH_SCALE)' \
 	  --peer-scale '$(BENCH_PEER_SCALE)' --out $(BENCH_OUT)
 
-BENCH_TARGETS += bench-tenant
+BENCH_REPEAT      ?= 1
+BENCH_COLLECTIONS ?= $(COLLECTIONS_DIR)
+
+bench-converge: install-collection tools venv venv-oldest
+	$(VENV)/bin/python $(ROOT)/tests/bench/converge_bench.py --pvesim $(ROOT)/bin/pvesim \
+	  $(foreach c,$(BENCH_COLLECTIONS),--collections $(c)) --core newest=$(VENV) --core oldest=$(VENV_OLDEST) \
+	  --repeat $(BENCH_REPEAT) --out $(BENCH_OUT)
+
+BENCH_TARGETS += bench-tenant bench-converge

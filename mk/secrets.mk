@@ -21,7 +21,9 @@ TEST_TARGETS += test-secrets
 
 # make test-contract   tests/contract/playbook.yml: each rejection rule of the tenant contract
 #                      (roles/tenant argument_specs + tasks/validate.yml) refuses a declaration that
-#                      breaks it, naming the field; valid declarations pass
+#                      breaks it, naming the field; valid declarations pass. tests/contract/substrate.yml:
+#                      the same for the substrate role's site and hypervisor rules (site, hypervisors,
+#                      conflicts), naming the key and the host
 .PHONY: test-contract
 test-contract: install-collection
 	$(ROOT)/tests/contract/run.sh --venv $(VENV) --collections $(COLLECTIONS_DIR)

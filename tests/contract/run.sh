@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/contract/run.sh --venv DIR --collections DIR: tests/contract/playbook.yml against the
+# tests/contract/run.sh --venv DIR --collections DIR: tests/contract/playbook.yml and substrate.yml against the
 # installed collection: each rejection rule of the tenant contract refuses its declaration.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,4 +18,11 @@ if "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$ve
   echo "test-contract: every rule refused its declaration, naming the field ($n declarations)"
 else
   grep -E 'FAILED|fatal|msg' "$log" | tail -30; echo "test-contract: FAILED"; exit 1
+fi
+# The substrate role's site and hypervisor rules (tests/contract/substrate.yml).
+if "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$venv/bin/python" "$here/substrate.yml" >"$log" 2>&1; then
+  n=$(grep -c 'TASK \[Run the substrate role.s checks\]' "$log" || true)
+  echo "test-contract: every substrate rule refused its inventory, naming the key and host ($n inventories)"
+else
+  grep -E 'FAILED|fatal|msg' "$log" | tail -30; echo "test-contract: substrate rules FAILED"; exit 1
 fi
