@@ -21,6 +21,7 @@ func Spec() module.Spec {
 		"disk":     {Type: module.TypeStr},
 		"template": {Type: module.TypeStr},
 		"state":    {Type: module.TypeStr, Choices: stateChoices},
+		"vnet":     {Type: module.TypeInt},
 	}
 	return module.Spec{
 		Options: pve.WithConnectionOptions(map[string]*module.Option{
@@ -36,6 +37,8 @@ func Spec() module.Spec {
 			"template":    {Type: module.TypeStr},
 			"node":        {Type: module.TypeStr},
 			"placement":   {Type: module.TypeStr, Default: "first", Choices: []any{"first", "spread"}},
+			"vnet":        {Type: module.TypeInt, Default: 0},
+			"vnet_count":  {Type: module.TypeInt, Default: 1},
 			"storage":     {Type: module.TypeStr},
 			"full":        {Type: module.TypeBool, Default: false},
 			"ciuser":      {Type: module.TypeStr},
@@ -68,6 +71,7 @@ func Declarations(m *module.Module) ([]Desired, error) {
 		opts  map[string]any
 	}
 	var decls []decl
+	var own []vmVNet // vms[].vnet (vnet.go)
 	if m.IsSet("count") {
 		n := m.Int("count")
 		if n < 0 {
@@ -87,13 +91,17 @@ func Declarations(m *module.Module) ([]Desired, error) {
 			return nil, fmt.Errorf("vms[%d].index %d: VM indexes start at 1", i, k)
 		}
 		decls = append(decls, decl{index: k, opts: o})
+		own = append(own, vmVNet{pos: i, k: k, vnet: o["vnet"]})
 	}
 	maxK := 0
 	for _, d := range decls {
 		maxK = max(maxK, d.index)
 	}
-	t, err := site.Tenant(m.Str("name"), m.Int("index"), max(maxK, 1), 1)
+	t, err := site.Tenant(m.Str("name"), m.Int("index"), max(maxK, 1), m.Int("vnet_count"))
 	if err != nil {
+		return nil, err
+	}
+	if err := placeVNets(m, &t, own); err != nil {
 		return nil, err
 	}
 	if len(t.VMs) < maxK || len(t.VNets) == 0 {
@@ -136,8 +144,8 @@ func Declarations(m *module.Module) ([]Desired, error) {
 		d := Desired{
 			Tenant: t.Name, Pool: t.Pool, VMID: pv.VMID, Name: pv.Name, Node: nodeOf(dc.index),
 			Full: m.Bool("full"), Storage: m.Str("storage"),
-			Bridge: t.VNets[0].ID, Model: "virtio",
-			IPConfig0:  Props{"ip": pv.CIDR, "gw": t.Gateway.String()},
+			Bridge: t.VNets[pv.VNet].ID, Model: "virtio",
+			IPConfig0:  Props{"ip": pv.CIDR, "gw": pv.Gateway.String()},
 			Nameserver: []string{site.Resolver.String()}, SearchDomain: t.DNSZone,
 			CIUser: m.Str("ciuser"), SSHKeys: sshkeys, CIPassword: m.Str("cipassword"),
 			Tags: tags, Description: m.Str("description"),

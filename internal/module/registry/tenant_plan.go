@@ -16,6 +16,8 @@ func planSpec() module.Spec {
 			"site":  {Type: module.TypeDict, Default: map[string]any{}},
 			"vms":   {Type: module.TypeInt, Default: 1},
 			"vnets": {Type: module.TypeInt, Default: 1},
+			// VM k on VNet vm_vnet[k-1] (tenant.vms.vnet); empty: every VM on VNet 0
+			"vm_vnet": {Type: module.TypeList, Elements: module.TypeInt, Default: []any{}},
 		},
 	}
 }
@@ -27,6 +29,14 @@ func planHandle(m *module.Module) (module.Result, error) {
 	}
 	t, err := site.Tenant(m.Str("name"), m.Int("index"), m.Int("vms"), m.Int("vnets"))
 	if err != nil {
+		return module.Result{}, err
+	}
+	var vnetOf []int
+	for _, v := range m.List("vm_vnet") {
+		n, _ := v.(int)
+		vnetOf = append(vnetOf, n)
+	}
+	if err := t.PlaceVMs("vm_vnet", vnetOf); err != nil {
 		return module.Result{}, err
 	}
 	return module.Result{Values: map[string]any{"tenant": t.Map(), "site": site.Map()}}, nil
