@@ -14,6 +14,7 @@
 #   test/lab/lab.sh test     up, check, down (down also on failure)
 #   test/lab/lab.sh playbook PLAYBOOK [ARGS...]   ansible-playbook with the lab's inventory (log: LAB_DIR/ansible.log, every run)
 #   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest), a node name or perimeter
+#   test/lab/lab.sh only CHECK...   some checks: box fabric destroyed tenants l2vni l3vni egress dns isolation
 #   test/lab/lab.sh destroy FILE   the destroy playbook for the tenant declared in FILE, VMs unplugged
 #   env: LAB_TENANTS (declarations converged by up), LAB_DESTROY (test: destroyed after the checks, then
 #   checked again), LAB_DIR, LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
@@ -415,14 +416,20 @@ check_l2vni() {
 # other (from inside the VM, ARP flushed first): routed by the VNet's anycast gateway into the
 # tenant's VRF, across the fabric in the VRF's VXLAN (L3VNI, symmetric IRB: EVPN type-2 MAC+IP).
 check_l3vni() {
-  local fail=0 a na ba ipa b nb bb ipb
+  local fail=0 a na ba ipa b nb bb ipb lo route spec
   [ -s "$LAB_DIR/vms" ] || return 0
   while read -r _ a na ba _ ipa _; do
     while read -r _ b nb bb _ ipb _; do
       [ "${ba%v*}" = "${bb%v*}" ] && [ "$ba" != "$bb" ] && [ "$na" != "$nb" ] || continue
-      if sshl lab "ip netns exec vm-$a ip neigh flush dev eth0; ip netns exec vm-$a ping -c3 -W3 ${ipb%/*}" >/dev/null 2>&1 </dev/null; then
-        echo "ok   $a ($ba on $na) -> $b ${ipb%/*} ($bb on $nb) through vrf_${ba%v*} (L3VNI)"
-      else echo "FAIL $a ($ba on $na) -> $b ${ipb%/*} ($bb on $nb) through vrf_${ba%v*} (L3VNI)"; fail=1; fi
+      # every node has every VNet: without the L3VNI the node would still route into its own copy of
+      # the other VNet and bridge there (asymmetric); the VRF's route to the VM must be EVPN's host
+      # route through the other VTEP on the L3VNI's bridge
+      lo=$(for spec in $NODES; do [ "${spec%%,*}" = "$nb" ] && echo "$spec" | cut -d, -f4; done)
+      route=$(sshl "$na" "ip route get ${ipb%/*} vrf vrf_${ba%v*}" 2>&1 </dev/null | head -1)
+      if [[ $route == *"via $lo dev vrfbr_${ba%v*} "* ]] &&
+          sshl lab "ip netns exec vm-$a ip neigh flush dev eth0; ip netns exec vm-$a ping -c3 -W3 ${ipb%/*}" >/dev/null 2>&1 </dev/null; then
+        echo "ok   $a ($ba on $na) -> $b ${ipb%/*} ($bb on $nb) through vrf_${ba%v*} (L3VNI: via $lo dev vrfbr_${ba%v*})"
+      else echo "FAIL $a ($ba on $na) -> $b ${ipb%/*} ($bb on $nb) through vrf_${ba%v*} (L3VNI); $na routes it: $route"; fail=1; fi
     done < "$LAB_DIR/vms"
   done < "$LAB_DIR/vms"
   return $fail
@@ -476,19 +483,23 @@ check_dns() {
 
 # check_isolation: from inside each VM no answer from another tenant's VMs, the management host
 # (10.20.10.1) or any node's management address (the perimeter's policy; check_egress shows the
-# same VM does reach the outside, so silence here is the policy, not a broken path).
+# same VM does reach the outside, so silence here is the policy, not a broken path). The pings of
+# one VM run side by side (each waits 2 s for nothing).
 check_isolation() {
-  local fail=0 a ba b bb ipb spec dst
+  local fail=0 a ba b bb ipb spec dst out
   [ -s "$LAB_DIR/vms" ] || return 0
   while read -r _ a _ ba _ _ _ _; do
     dst=""
     while read -r _ b _ bb _ ipb _; do [ "${ba%v*}" != "${bb%v*}" ] && dst="$dst ${ipb%/*}:$b"; done < "$LAB_DIR/vms"
     dst="$dst 10.20.10.1:management-host"
     for spec in $NODES; do dst="$dst $(echo "$spec" | cut -d, -f2 | cut -d/ -f1):${spec%%,*}-management"; done
+    out=$(sshl lab "for d in $dst; do (if ip netns exec vm-$a ping -c2 -W2 \${d%%:*} >/dev/null 2>&1; then echo \"reach \$d\"; else echo \"none \$d\"; fi) & done; wait" </dev/null)
     for b in $dst; do
-      if sshl lab "ip netns exec vm-$a ping -c2 -W2 ${b%%:*}" >/dev/null 2>&1 </dev/null; then
-        echo "FAIL $a reaches ${b#*:} (${b%%:*})"; fail=1
-      else echo "ok   $a: no path to ${b#*:} (${b%%:*})"; fi
+      case $out in
+        *"none $b"*) echo "ok   $a: no path to ${b#*:} (${b%%:*})";;
+        *"reach $b"*) echo "FAIL $a reaches ${b#*:} (${b%%:*})"; fail=1;;
+        *) echo "FAIL $a: ping ${b#*:} (${b%%:*}) did not run"; fail=1;;
+      esac
     done
   done < "$LAB_DIR/vms"
   return $fail
@@ -566,6 +577,7 @@ case ${1:-} in
   destroy) shift; need_lab; destroy_tenant "$1";;
   resolver-reload) need_lab; resolver_reload;;
   resolver-up) need_lab; resolver_up;;
+  only) shift; need_lab; rc=0; for c in "$@"; do "check_$c" || rc=1; done; exit $rc;;
   playbook) shift; need_lab; playbook "$@";;
   tenants) need_lab; tenants;;
   vms) need_lab; vms;;

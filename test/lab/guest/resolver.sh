@@ -10,7 +10,7 @@
 set -eu
 D=/var/lib/lab/resolver
 start() { ip netns exec resolver unbound -c "$D/unbound.conf"; }
-stop() { [ -s "$D/unbound.pid" ] && kill "$(cat "$D/unbound.pid")" 2>/dev/null || true
+stop() { kill "$(cat "$D/unbound.pid" 2>/dev/null)" 2>/dev/null || true
   i=0; while [ $i -lt 50 ] && kill -0 "$(cat "$D/unbound.pid" 2>/dev/null)" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
   rm -f "$D/unbound.pid"; }
 case $1 in
