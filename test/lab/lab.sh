@@ -206,7 +206,7 @@ inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
         # spreads VMs over its nodes must: the tenants' tokens may allocate there too
         "substrate_storages": ["local-lvm", "shared"],
         # a node's SDN reload takes minutes under TCG (pve_sdn_apply's apply_timeout)
-        "tenant_sdn_apply_timeout": int(apply_timeout)}},
+        "tenant_sdn_apply_timeout": int(apply_timeout), "tenant_fabric_apply_timeout": int(apply_timeout)}},
        "children": {"hypervisors": {"hosts": {n.split(",")[0]: {
           "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
           "ansible_python_interpreter": "/usr/bin/python3",
@@ -571,7 +571,8 @@ case ${1:-} in
   down) down;;
   # LAB_DESTROY=FILE: after the checks, destroy that tenant (the shipped playbook) and check again:
   # it is gone from every node, and every check of the tenants left still passes
-  test) up >/dev/null; trap down EXIT; rc=0; check || rc=1
+  # down also when up fails half way (up sets LAB_DIR in this shell before it boots anything)
+  test) trap '[ -z "${LAB_DIR:-}" ] || down' EXIT; up >/dev/null; rc=0; check || rc=1
     if [ -n "${LAB_DESTROY:-}" ]; then destroy_tenant "$LAB_DESTROY"; check || rc=1; fi
     exit $rc;;
   destroy) shift; need_lab; destroy_tenant "$1";;
