@@ -228,6 +228,11 @@ PY
 playbook() {
   mkdir -p "$LAB_DIR/collections/ansible_collections/deevnet"
   ln -sfn "$ROOT" "$LAB_DIR/collections/ansible_collections/deevnet/tenant"
+  # ansible's own ssh ControlPath (~/.ansible/cp/<hash of host, port, user>) is the same for every
+  # lab (root@10.20.10.2:22): with two labs up, one lab's plays ran through the other's connection
+  # (seen: a node "ok" here with its files missing); one directory per lab
+  mkdir -p "$LAB_DIR/cp"
+  ANSIBLE_SSH_CONTROL_PATH_DIR=$LAB_DIR/cp \
   ANSIBLE_COLLECTIONS_PATH=$LAB_DIR/collections ANSIBLE_HOST_KEY_CHECKING=false \
     "$VENV/bin/ansible-playbook" -i "$INVENTORY" -i "$LAB_DIR/inventory.yml" "$@" > "$LAB_DIR/ansible-last.log" 2>&1 \
     || { cat "$LAB_DIR/ansible-last.log" >> "$LAB_DIR/ansible.log"; tail -40 "$LAB_DIR/ansible-last.log" >&2; return 1; }
