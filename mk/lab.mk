@@ -7,13 +7,15 @@
 #   make test-lab     lab.sh test: boot, wire, fabric playbook (examples/substrate as it is), checks
 #                     (trunk, underlay, OpenFabric routes, BGP EVPN, BFD), down. About 6-10 min on 2
 #                     TCG cores. Not in TEST_TARGETS itself: test-lab-tenants runs it all and more.
-#   make test-lab-tenants   the same with LAB_TENANTS=test/lab/tenants/tdemo.yml: onboard + tenant playbooks
-#                     (two VMs, one per node), VM namespaces from pvesim, tenant checks and the L2VNI
-#                     ping between the nodes. In TEST_TARGETS (three clean runs in a row, 2 min 19 s ..
-#                     2 min 54 s at load 1-3; test/lab/README.md, Measured).
+#   make test-lab-tenants   the same with LAB_TENANTS="tdemo.yml tother.yml" LAB_DESTROY=tdemo.yml: perimeter
+#                     playbook, resolver host (Unbound with onboarding's stub files), onboard + tenant
+#                     playbooks for tdemo (2 VNets, 3 VMs) and tother (2 VMs), VM namespaces from pvesim;
+#                     checks: tenants, L2VNI, L3VNI, egress with the NAT address, dig A/PTR through
+#                     10.20.99.1, isolation; destroy tdemo, check it is gone, every check again. In
+#                     TEST_TARGETS (test/lab/README.md, Measured).
 #   make lab-up / lab-down   keep the lab (lab-up prints LAB_DIR=...; lab-down needs it)
 
-LAB_TIMEOUT ?= 1500
+LAB_TIMEOUT ?= 2400
 
 TEST_TARGETS += test-lab-tenants
 
@@ -22,7 +24,8 @@ test-lab: build venv tools
 	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
 test-lab-tenants: build venv tools
-	LAB_TENANTS=$(ROOT)/test/lab/tenants/tdemo.yml timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
+	LAB_TENANTS="$(ROOT)/test/lab/tenants/tdemo.yml $(ROOT)/test/lab/tenants/tother.yml" LAB_DESTROY=$(ROOT)/test/lab/tenants/tdemo.yml \
+	  timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
 lab-up: build venv tools
 	$(ROOT)/test/lab/lab.sh up

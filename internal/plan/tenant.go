@@ -29,8 +29,10 @@ type VM struct {
 	Index   int // 1-based
 	Name    string
 	VMID    int
+	VNet    int // 0-based number of the VNet its NIC is on (VNet 0 unless PlaceVMs says otherwise)
 	Address netip.Addr
-	CIDR    string // address/prefixlen of VNet 0, as ipconfig0 wants it
+	CIDR    string // address/prefixlen in its VNet's subnet, as ipconfig0 wants it
+	Gateway netip.Addr
 	FQDN    string
 }
 
@@ -125,6 +127,7 @@ func (s Site) Tenant(name string, index, vms, vnets int) (Tenant, error) {
 			VMID:    10000 + 100*index + k,
 			Address: addr,
 			CIDR:    fmt.Sprintf("%s/%d", addr, bits),
+			Gateway: t.VNets[0].Gateway,
 			FQDN:    vmName + "." + t.DNSZone,
 		})
 	}
@@ -188,7 +191,8 @@ func (t Tenant) Map() map[string]any {
 	}
 	vms := make([]any, len(t.VMs))
 	for i, vm := range t.VMs {
-		vms[i] = map[string]any{"index": vm.Index, "name": vm.Name, "vmid": vm.VMID, "address": vm.Address.String(), "cidr": vm.CIDR, "fqdn": vm.FQDN}
+		vms[i] = map[string]any{"index": vm.Index, "name": vm.Name, "vmid": vm.VMID, "vnet": t.VNets[vm.VNet].ID,
+			"address": vm.Address.String(), "cidr": vm.CIDR, "gateway": vm.Gateway.String(), "fqdn": vm.FQDN}
 	}
 	return map[string]any{
 		"name": t.Name, "index": t.Index, "subnet": t.Subnet.String(), "gateway": t.Gateway.String(),

@@ -209,6 +209,9 @@ func planVM(ctx context.Context, api API, inv *Inventory, d Desired) (*vmPlan, e
 		p.template = id
 		p.tmplNode = inv.VMs[id].Node
 	} else {
+		if err := keepVNet(d, p.cur); err != nil {
+			return nil, err
+		}
 		p.delta = Compare(d, p.cur)
 		p.res.Warnings = append(p.res.Warnings, p.delta.Warnings...)
 		if !HasCloudInitDrive(p.cur) {

@@ -24,6 +24,8 @@ type ModuleOptions struct {
 	Count       *int           `opt:"count"`
 	Node        string         `opt:"node"`
 	Placement   string         `opt:"placement"`
+	VNet        int            `opt:"vnet"`
+	VNetCount   int            `opt:"vnet_count"`
 	Storage     string         `opt:"storage"`
 	Full        bool           `opt:"full"`
 	CIUser      string         `opt:"ciuser"`
@@ -48,6 +50,8 @@ type Settings struct {
 type VMOption struct {
 	Settings
 	Index *int `opt:"index"`
+	// VNet is this VM's VNet (tenant.vms.vnet); nil takes the top-level vnet.
+	VNet *int `opt:"vnet"`
 }
 
 // over returns s with every setting s leaves out taken from top.
@@ -77,6 +81,7 @@ func spec() module.Spec {
 		"disk":     {Type: module.TypeStr},
 		"template": {Type: module.TypeStr},
 		"state":    {Type: module.TypeStr, Choices: stateChoices},
+		"vnet":     {Type: module.TypeInt},
 	}
 	return module.Spec{
 		Options: pve.WithConnectionOptions(map[string]*module.Option{
@@ -92,6 +97,8 @@ func spec() module.Spec {
 			"template":    {Type: module.TypeStr},
 			"node":        {Type: module.TypeStr},
 			"placement":   {Type: module.TypeStr, Default: "first", Choices: []any{"first", "spread"}},
+			"vnet":        {Type: module.TypeInt, Default: 0},
+			"vnet_count":  {Type: module.TypeInt, Default: 1},
 			"storage":     {Type: module.TypeStr},
 			"full":        {Type: module.TypeBool, Default: false},
 			"ciuser":      {Type: module.TypeStr},
@@ -124,6 +131,7 @@ func Declarations(m *ModuleOptions) ([]Desired, error) {
 		opts  Settings
 	}
 	var decls []decl
+	var own []vmVNet // vms[].vnet (vnet.go)
 	if m.Count != nil {
 		n := *m.Count
 		if n < 0 {
@@ -142,13 +150,17 @@ func Declarations(m *ModuleOptions) ([]Desired, error) {
 			return nil, fmt.Errorf("vms[%d].index %d: VM indexes start at 1", i, k)
 		}
 		decls = append(decls, decl{index: k, opts: e.Settings})
+		own = append(own, vmVNet{pos: i, k: k, vnet: e.VNet})
 	}
 	maxK := 0
 	for _, d := range decls {
 		maxK = max(maxK, d.index)
 	}
-	t, err := site.Tenant(m.Name, m.Index, max(maxK, 1), 1)
+	t, err := site.Tenant(m.Name, m.Index, max(maxK, 1), m.VNetCount)
 	if err != nil {
+		return nil, err
+	}
+	if err := placeVNets(m, &t, own); err != nil {
 		return nil, err
 	}
 	if len(t.VMs) < maxK || len(t.VNets) == 0 {
@@ -185,8 +197,8 @@ func Declarations(m *ModuleOptions) ([]Desired, error) {
 		d := Desired{
 			Tenant: t.Name, Pool: t.Pool, VMID: pv.VMID, Name: pv.Name, Node: nodeOf(dc.index),
 			Full: m.Full, Storage: m.Storage,
-			Bridge: t.VNets[0].ID, Model: "virtio",
-			IPConfig0:  Props{"ip": pv.CIDR, "gw": t.Gateway.String()},
+			Bridge: t.VNets[pv.VNet].ID, Model: "virtio",
+			IPConfig0:  Props{"ip": pv.CIDR, "gw": pv.Gateway.String()},
 			Nameserver: []string{site.Resolver.String()}, SearchDomain: t.DNSZone,
 			CIUser: m.CIUser, SSHKeys: sshkeys, CIPassword: m.CIPassword,
 			Tags: tags, Description: m.Description,

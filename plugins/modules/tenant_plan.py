@@ -31,10 +31,20 @@ options:
     required: true
   vms:
     description:
-      - Number of VMs to plan, 0 to 99. VM k (1-based) is C(<name>-<k>), address C(.(9+k)) on the first
-        VNet, VMID C(10000+100*index+k). They must fit the first VNet's subnet.
+      - Number of VMs to plan, 0 to 99. VM k (1-based) is C(<name>-<k>), address C(.(9+k)) of its VNet's
+        subnet (the first VNet unless O(vm_vnet) says otherwise), VMID C(10000+100*index+k). C(9+k) must
+        fit a VNet's share of the /24.
     type: int
     default: 1
+  vm_vnet:
+    description:
+      - The VNet of each VM (the contract's C(tenant.vms.vnet)). VM k is on VNet C(vm_vnet[k-1]) (0-based,
+        below O(vnets)), with address C(.(9+k)) of that VNet's subnet and that VNet's gateway.
+      - Empty puts every VM on VNet 0. Otherwise it holds exactly one entry per VM; an error names
+        C(vm_vnet) or C(vm_vnet[i]).
+    type: list
+    elements: int
+    default: []
   vnets:
     description:
       - Number of VNets to plan, 1, 2, 4, 8 or 16. The tenant /24 is split evenly between them.
@@ -244,14 +254,22 @@ tenant:
           description: PVE VMID.
           type: int
           sample: 10101
+        vnet:
+          description: Id of the VNet its NIC is on (O(vm_vnet)).
+          type: str
+          sample: tn01v0
         address:
-          description: IPv4 address.
+          description: IPv4 address, in its VNet's subnet.
           type: str
           sample: 10.20.129.10
         cidr:
           description: Address with prefix length, as cloud-init's C(ipconfig0) wants it.
           type: str
           sample: 10.20.129.10/24
+        gateway:
+          description: Its VNet's gateway (cloud-init's C(gw)).
+          type: str
+          sample: 10.20.129.1
         fqdn:
           description: DNS name.
           type: str

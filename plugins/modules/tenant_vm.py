@@ -13,7 +13,8 @@ description:
   - Converges the VMs of one tenant on Proxmox VE in one task. Every identifier comes from the
     tenant plan (ADR-0002). VM C(k) of tenant C(tdemo) with index 1 is named C(tdemo-1), has vmid
     C(10101) (never C(/cluster/nextid)), address C(10.20.129.10/24), gateway C(10.20.129.1), and sits
-    in pool C(tenant-tdemo) on the tenant's first VNet C(tn01v0).
+    in pool C(tenant-tdemo) on the tenant's first VNet C(tn01v0) (another VNet with O(vnet) or
+    O(vms[].vnet), with the address and gateway of that VNet's subnet).
   - A missing VM is cloned from O(template) into the tenant's pool (linked by default, full with
     O(full)), then in the same task configured (cores, memory, disk growth, C(net0) on the VNet,
     cloud-init C(ipconfig0), nameserver (the site resolver), searchdomain (the tenant's DNS zone),
@@ -76,6 +77,9 @@ options:
         description: State of this VM; defaults to the module-level O(state).
         type: str
         choices: [present, started, stopped, absent, rebuilt]
+      vnet:
+        description: VNet of this VM (0-based, below O(vnet_count)); defaults to the module-level O(vnet).
+        type: int
   count:
     description:
       - Number of VMs, C(1..count), all with the module-level settings. Mutually exclusive with O(vms).
@@ -125,6 +129,22 @@ options:
     type: str
     choices: [first, spread]
     default: first
+  vnet_count:
+    description:
+      - How many VNets the tenant has (the contract's C(tenant.vnets), O(deevnet.tenant.tenant_vrf#module:vnet_count)),
+        1, 2, 4, 8 or 16. It fixes each VNet's share of
+        the tenant /24, so the VMs' prefix length and gateways.
+    type: int
+    default: 1
+  vnet:
+    description:
+      - The VNet (0-based C(n) of C(tn<ii>v<n>), below O(vnet_count)) the VMs' C(net0) is on, unless
+        O(vms[].vnet) says otherwise. VM C(k) gets address C(.(9+k)) of that VNet's subnet and its gateway.
+      - A VM never changes VNet. An existing VM declared on another VNet of its tenant is refused before
+        any write, naming both VNets (its address and records would change under the running guest).
+        Rebuild it (O(vms[].state=rebuilt)) to move it.
+    type: int
+    default: 0
   full:
     description: Full clone instead of a linked clone.
     type: bool

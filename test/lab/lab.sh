@@ -12,9 +12,12 @@
 #   test/lab/lab.sh check    the box's checks (see check_box)
 #   test/lab/lab.sh down     power the guest off and remove LAB_DIR
 #   test/lab/lab.sh test     up, check, down (down also on failure)
-#   test/lab/lab.sh playbook PLAYBOOK [ARGS...]   ansible-playbook with the lab's inventory (log: LAB_DIR/ansible.log)
-#   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest) or a node name
-#   env: LAB_DIR, LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
+#   test/lab/lab.sh playbook PLAYBOOK [ARGS...]   ansible-playbook with the lab's inventory (log: LAB_DIR/ansible.log, every run)
+#   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest), a node name or perimeter
+#   test/lab/lab.sh only CHECK...   some checks: box fabric destroyed tenants l2vni l3vni egress dns isolation
+#   test/lab/lab.sh destroy FILE   the destroy playbook for the tenant declared in FILE, VMs unplugged
+#   env: LAB_TENANTS (declarations converged by up), LAB_DESTROY (test: destroyed after the checks, then
+#   checked again), LAB_DIR, LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
 # Needs: qemu-system-x86 busybox-static openssh-client, the Debian tree (mmdebstrap), apt sources.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -87,7 +90,7 @@ up() {
   mkdir -p "$LAB_DIR/run/root/.ssh" "$LAB_DIR/run/lab"
   cp "$LAB_DIR/id.pub" "$LAB_DIR/run/root/.ssh/authorized_keys"; chmod 700 "$LAB_DIR/run/root/.ssh"
   cp "$HERE/guest/labinit" "$LAB_DIR/run/labinit"
-  cp "$HERE/guest/"{topo.sh,node.sh,nodeexec,vm.sh} "$LAB_DIR/run/lab/"
+  cp "$HERE/guest/"{topo.sh,node.sh,nodeexec,vm.sh,resolver.sh} "$LAB_DIR/run/lab/"
   (cd "$LAB_DIR/run" && find . | busybox cpio -o -H newc 2>/dev/null) > "$LAB_DIR/run.cpio"
   cat "$img" "$LAB_DIR/run.cpio" > "$LAB_DIR/initrd"
   port=$(free_port)
@@ -114,6 +117,8 @@ CFG
     n=${spec%%,*}; a=${spec#*,}; a=${a%%/*}
     printf 'Host %s %s\n  HostName %s\n  ProxyJump lab\n' "$n" "$a" "$a" >> "$LAB_DIR/ssh_config"
   done
+  # the perimeter, on its management address (guest/topo.sh)
+  printf 'Host perimeter 10.20.10.254\n  HostName 10.20.10.254\n  ProxyJump lab\n' >> "$LAB_DIR/ssh_config"
   t=$(date +%s%N)
   # restrict=on: the guest reaches nothing beyond QEMU; the only forward is loopback -> guest sshd
   qemu-system-x86_64 -accel tcg -m "${LAB_MEM:-2048}" -smp "${LAB_SMP:-2}" -display none -no-reboot \
@@ -137,6 +142,10 @@ CFG
   t=$(date +%s%N)
   playbook deevnet.tenant.fabric
   log "fabric playbook (node network, transit routes, SDN fabric + EVPN controller, apply, node reloads) in $(ms $t) ms"
+  t=$(date +%s%N)
+  playbook deevnet.tenant.perimeter
+  log "perimeter playbook (nftables NAT + policy, routes back to the overlay, forwarding) in $(ms $t) ms"
+  resolver_up
   if [ -n "$TENANTS" ]; then t=$(date +%s%N); tenants; log "tenants onboarded and converged, VMs plugged in $(ms $t) ms"; fi
   echo "LAB_DIR=$LAB_DIR"
 }
@@ -176,9 +185,9 @@ YML
   DNS_LAB_DIR=$LAB_DIR/dns DNS_LAB_TENANTS='' "$ROOT/scripts/dns-lab.sh" up > "$LAB_DIR/dns-lab.out" \
     || { cat "$LAB_DIR/dns-lab.out" >&2; exit 1; }
   mkdir -p "$LAB_DIR/unbound.d"
-  "$VENV/bin/python" - "$LAB_DIR" "$NODES" "$LAB_APPLY_TIMEOUT" <<'PY'
+  "$VENV/bin/python" - "$LAB_DIR" "$NODES" "$LAB_APPLY_TIMEOUT" "$HERE" <<'PY'
 import json, sys, yaml
-lab, nodes, apply_timeout = sys.argv[1], sys.argv[2].split(), sys.argv[3]
+lab, nodes, apply_timeout, here = sys.argv[1], sys.argv[2].split(), sys.argv[3], sys.argv[4]
 tok = json.load(open(lab + "/pvesim-token.json"))
 env = dict(l.strip().replace("export ", "").split("=", 1) for l in open(lab + "/dns/env") if "=" in l)
 env = {k: v.strip("'\"") for k, v in env.items()}
@@ -189,18 +198,26 @@ inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
                            "server": "127.0.0.1", "port": int(env["DNS_LAB_PDNS_PORT"])},
         "substrate_resolver": {"server": "127.0.0.1", "port": int(env["DNS_LAB_UNBOUND_PORT"])},
         "substrate_unbound_conf_dir": lab + "/unbound.d",
+        # the resolver host gets the stub files onboarding wrote there (lab.sh resolver-reload)
+        "substrate_unbound_reload_command": ["env", "LAB_DIR=" + lab, here + "/lab.sh", "resolver-reload"],
         "tenant_registry_file": lab + "/tenants.yml",
         "tenant_attachment_dir": lab + "/attachments",
         # the lab's cluster has the template on shared storage (pvesim.yml), as a site that
         # spreads VMs over its nodes must: the tenants' tokens may allocate there too
         "substrate_storages": ["local-lvm", "shared"],
         # a node's SDN reload takes minutes under TCG (pve_sdn_apply's apply_timeout)
-        "tenant_sdn_apply_timeout": int(apply_timeout)}},
+        "tenant_sdn_apply_timeout": int(apply_timeout), "tenant_fabric_apply_timeout": int(apply_timeout)}},
        "children": {"hypervisors": {"hosts": {n.split(",")[0]: {
           "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
           "ansible_python_interpreter": "/usr/bin/python3",
           # a PVE node has no sudo; root is already root
-          "ansible_become_method": "ansible.builtin.su"} for n in nodes}}}}}
+          "ansible_become_method": "ansible.builtin.su"} for n in nodes}},
+       # the perimeter namespace, reached like the nodes (guest/topo.sh starts its sshd)
+       "perimeter": {"hosts": {"perimeter": {
+          "ansible_host": "10.20.10.254", "ansible_user": "root",
+          "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
+          "ansible_python_interpreter": "/usr/bin/python3",
+          "ansible_become_method": "ansible.builtin.su"}}}}}}
 with open(lab + "/inventory.yml", "w") as f:
     yaml.safe_dump(inv, f)
 PY
@@ -211,9 +228,15 @@ PY
 playbook() {
   mkdir -p "$LAB_DIR/collections/ansible_collections/deevnet"
   ln -sfn "$ROOT" "$LAB_DIR/collections/ansible_collections/deevnet/tenant"
+  # ansible's own ssh ControlPath (~/.ansible/cp/<hash of host, port, user>) is the same for every
+  # lab (root@10.20.10.2:22): with two labs up, one lab's plays ran through the other's connection
+  # (seen: a node "ok" here with its files missing); one directory per lab
+  mkdir -p "$LAB_DIR/cp"
+  ANSIBLE_SSH_CONTROL_PATH_DIR=$LAB_DIR/cp \
   ANSIBLE_COLLECTIONS_PATH=$LAB_DIR/collections ANSIBLE_HOST_KEY_CHECKING=false \
-    "$VENV/bin/ansible-playbook" -i "$INVENTORY" -i "$LAB_DIR/inventory.yml" "$@" > "$LAB_DIR/ansible.log" 2>&1 \
-    || { tail -40 "$LAB_DIR/ansible.log" >&2; return 1; }
+    "$VENV/bin/ansible-playbook" -i "$INVENTORY" -i "$LAB_DIR/inventory.yml" "$@" > "$LAB_DIR/ansible-last.log" 2>&1 \
+    || { cat "$LAB_DIR/ansible-last.log" >> "$LAB_DIR/ansible.log"; tail -40 "$LAB_DIR/ansible-last.log" >&2; return 1; }
+  cat "$LAB_DIR/ansible-last.log" >> "$LAB_DIR/ansible.log"
 }
 
 # tenants: onboard and converge each declaration with the playbooks that ship, then plug every VM
@@ -247,12 +270,45 @@ for r in get("/cluster/resources?type=vm"):
     net = dict(kv.split("=", 1) for kv in c["net0"].split(","))
     mac = next(v for k, v in net.items() if k in ("virtio", "e1000", "rtl8139", "vmxnet3"))
     ip = dict(kv.split("=", 1) for kv in c["ipconfig0"].split(","))
-    print(r["vmid"], c["name"], r["node"], net["bridge"], mac, ip["ip"], ip["gw"])
+    print(r["vmid"], c["name"], r["node"], net["bridge"], mac, ip["ip"], ip["gw"], c["searchdomain"])
 PY
   local vmid name node br mac cidr gw
-  while read -r vmid name node br mac cidr gw; do
+  # a VM pvesim no longer holds (its tenant destroyed) is unplugged
+  for name in $(sshl lab "ip netns list" | sed -n 's/^vm-\([^ ]*\).*/\1/p'); do
+    grep -q "^[0-9]* $name " "$LAB_DIR/vms" || sshl lab /lab/vm.sh del 0 "$name" </dev/null
+  done
+  while read -r vmid name node br mac cidr gw _; do
     sshl lab /lab/vm.sh add "$vmid" "$name" "$node" "$br" "$mac" "$cidr" "$gw" </dev/null
   done < "$LAB_DIR/vms"
+}
+
+# resolver_up: the resolver host's Unbound (guest/resolver.sh) reaching the controller's PowerDNS
+# through a stream-local forward of its own ssh connection (killed by down)
+resolver_up() {
+  local port
+  port=$(. "$LAB_DIR/dns/env"; echo "$DNS_LAB_PDNS_PORT")
+  sshl lab "mkdir -p /run/lab; rm -f /run/lab/pdns.sock"
+  setsid ssh -F "$LAB_DIR/ssh_config" -o ControlMaster=no -o ControlPath=none -o ExitOnForwardFailure=yes -N \
+    -R "/run/lab/pdns.sock:127.0.0.1:$port" lab > "$LAB_DIR/tunnel.log" 2>&1 < /dev/null & echo $! > "$LAB_DIR/tunnel.pid"
+  for _ in $(seq 1 50); do sshl lab test -S /run/lab/pdns.sock && break; sleep 0.2; done
+  sshl lab test -S /run/lab/pdns.sock || { cat "$LAB_DIR/tunnel.log" >&2; log "no forward to PowerDNS"; exit 1; }
+  sshl lab /lab/resolver.sh up "$port"
+  resolver_reload
+}
+
+# resolver_reload: substrate_unbound_reload_command of the lab inventory: the stub files onboarding
+# wrote (substrate_unbound_conf_dir) to the resolver host, Unbound restarted on them
+resolver_reload() {
+  tar -C "$LAB_DIR/unbound.d" -cf - . | sshl lab /lab/resolver.sh reload
+}
+
+# destroy_tenant FILE: the shipped destroy playbook, then the VMs it removed unplugged
+destroy_tenant() {
+  local t; t=$(date +%s%N)
+  playbook deevnet.tenant.destroy -e "tenant_file=$1"
+  "$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"], t.get("vnets", 1))' "$1" >> "$LAB_DIR/destroyed"
+  vms
+  log "destroy $(basename "$1") in $(ms $t) ms"
 }
 
 need_lab() {
@@ -320,7 +376,7 @@ check_fabric() {
 check_tenants() {
   local fail=0 vmid name node br mac cidr gw zone spec n lo
   [ -s "$LAB_DIR/vms" ] || return 0
-  while read -r vmid name node br mac cidr gw; do
+  while read -r vmid name node br mac cidr gw _; do
     zone=${br%v*}
     if sshl lab "ip netns exec vm-$name ping -c2 -W3 $gw" >/dev/null 2>&1 </dev/null; then echo "ok   $name ($cidr on $node): gateway $gw answers"
     else echo "FAIL $name ($cidr on $node): gateway $gw does not answer"; fail=1; fi
@@ -361,13 +417,135 @@ check_l2vni() {
   return $fail
 }
 
+# check_l3vni: every pair of VMs of one tenant on different VNets and different nodes reach each
+# other (from inside the VM, ARP flushed first): routed by the VNet's anycast gateway into the
+# tenant's VRF, across the fabric in the VRF's VXLAN (L3VNI, symmetric IRB: EVPN type-2 MAC+IP).
+check_l3vni() {
+  local fail=0 a na ba ipa b nb bb ipb lo route spec
+  [ -s "$LAB_DIR/vms" ] || return 0
+  while read -r _ a na ba _ ipa _; do
+    while read -r _ b nb bb _ ipb _; do
+      [ "${ba%v*}" = "${bb%v*}" ] && [ "$ba" != "$bb" ] && [ "$na" != "$nb" ] || continue
+      # every node has every VNet: without the L3VNI the node would still route into its own copy of
+      # the other VNet and bridge there (asymmetric); the VRF's route to the VM must be EVPN's host
+      # route through the other VTEP on the L3VNI's bridge
+      lo=$(for spec in $NODES; do [ "${spec%%,*}" = "$nb" ] && echo "$spec" | cut -d, -f4; done)
+      route=$(sshl "$na" "ip route get ${ipb%/*} vrf vrf_${ba%v*}" 2>&1 </dev/null | head -1)
+      if [[ $route == *"via $lo dev vrfbr_${ba%v*} "* ]] &&
+          sshl lab "ip netns exec vm-$a ip neigh flush dev eth0; ip netns exec vm-$a ping -c3 -W3 ${ipb%/*}" >/dev/null 2>&1 </dev/null; then
+        echo "ok   $a ($ba on $na) -> $b ${ipb%/*} ($bb on $nb) through vrf_${ba%v*} (L3VNI: via $lo dev vrfbr_${ba%v*})"
+      else echo "FAIL $a ($ba on $na) -> $b ${ipb%/*} ($bb on $nb) through vrf_${ba%v*} (L3VNI); $na routes it: $route"; fail=1; fi
+    done < "$LAB_DIR/vms"
+  done < "$LAB_DIR/vms"
+  return $fail
+}
+
+# seen: the outside host's counters of echo requests from the perimeter's NAT address and from
+# any site address (guest/topo.sh, table ip seen)
+seen() {
+  sshl lab "ip netns exec outside nft list chain ip seen input" </dev/null | awk '
+    /saddr 198.51.100.2 / {for (i = 1; i <= NF; i++) if ($i == "packets") n = $(i + 1)}
+    /saddr 10.20.0.0\/16 / {for (i = 1; i <= NF; i++) if ($i == "packets") s = $(i + 1)}
+    END {print n + 0, s + 0}'
+}
+
+# check_egress: from inside each VM, the outside host (198.51.100.1) answers, and what reached it
+# came from the perimeter's NAT address (198.51.100.2), never from a tenant address: the VRF's
+# default route to the perimeter, the perimeter's masquerade and its route back to the overlay.
+check_egress() {
+  local fail=0 name n0 s0 n1 s1
+  [ -s "$LAB_DIR/vms" ] || return 0
+  while read -r _ name _ _ _ _ _ _; do
+    read -r n0 s0 < <(seen)
+    if sshl lab "ip netns exec vm-$name ping -c2 -W3 198.51.100.1" >/dev/null 2>&1 </dev/null; then
+      read -r n1 s1 < <(seen)
+      if [ "$n1" -gt "$n0" ] && [ "$s1" -eq "$s0" ]; then echo "ok   $name -> outside 198.51.100.1: answered, seen from the NAT address 198.51.100.2 ($((n1 - n0)) echo requests)"
+      else echo "FAIL $name -> outside: answered, but seen from 198.51.100.2 $((n1 - n0))x, from a site address $((s1 - s0))x"; fail=1; fi
+    else
+      read -r n1 s1 < <(seen)
+      echo "FAIL $name -> outside 198.51.100.1: no answer (seen from 198.51.100.2 $((n1 - n0))x, from a site address $((s1 - s0))x)"; fail=1
+    fi
+  done < "$LAB_DIR/vms"
+  return $fail
+}
+
+# check_dns: from inside each VM, the site resolver 10.20.99.1 (Unbound on the resolver host with
+# the stub zones onboarding wrote) answers the VM's own name (its searchdomain, from pvesim) with
+# its address, and its address with its name, from the tenant's zones in PowerDNS.
+check_dns() {
+  local fail=0 name cidr dom a p
+  [ -s "$LAB_DIR/vms" ] || return 0
+  while read -r _ name _ _ _ cidr _ dom; do
+    a=$(sshl lab "ip netns exec vm-$name dig @10.20.99.1 +short +time=3 +tries=2 $name.$dom A" 2>&1 </dev/null | tr '\n' ' ')
+    if [ "$a" = "${cidr%/*} " ]; then echo "ok   $name: dig @10.20.99.1 $name.$dom A -> ${cidr%/*}"
+    else echo "FAIL $name: dig @10.20.99.1 $name.$dom A -> '$a', want ${cidr%/*}"; fail=1; fi
+    p=$(sshl lab "ip netns exec vm-$name dig @10.20.99.1 +short +time=3 +tries=2 -x ${cidr%/*}" 2>&1 </dev/null | tr '\n' ' ')
+    if [ "$p" = "$name.$dom. " ]; then echo "ok   $name: dig @10.20.99.1 -x ${cidr%/*} -> $name.$dom."
+    else echo "FAIL $name: dig @10.20.99.1 -x ${cidr%/*} -> '$p', want $name.$dom."; fail=1; fi
+  done < "$LAB_DIR/vms"
+  return $fail
+}
+
+# check_isolation: from inside each VM no answer from another tenant's VMs, the management host
+# (10.20.10.1) or any node's management address (the perimeter's policy; check_egress shows the
+# same VM does reach the outside, so silence here is the policy, not a broken path). The pings of
+# one VM run side by side (each waits 2 s for nothing).
+check_isolation() {
+  local fail=0 a ba b bb ipb spec dst out
+  [ -s "$LAB_DIR/vms" ] || return 0
+  while read -r _ a _ ba _ _ _ _; do
+    dst=""
+    while read -r _ b _ bb _ ipb _; do [ "${ba%v*}" != "${bb%v*}" ] && dst="$dst ${ipb%/*}:$b"; done < "$LAB_DIR/vms"
+    dst="$dst 10.20.10.1:management-host"
+    for spec in $NODES; do dst="$dst $(echo "$spec" | cut -d, -f2 | cut -d/ -f1):${spec%%,*}-management"; done
+    out=$(sshl lab "for d in $dst; do (if ip netns exec vm-$a ping -c2 -W2 \${d%%:*} >/dev/null 2>&1; then echo \"reach \$d\"; else echo \"none \$d\"; fi) & done; wait" </dev/null)
+    for b in $dst; do
+      case $out in
+        *"none $b"*) echo "ok   $a: no path to ${b#*:} (${b%%:*})";;
+        *"reach $b"*) echo "FAIL $a reaches ${b#*:} (${b%%:*})"; fail=1;;
+        *) echo "FAIL $a: ping ${b#*:} (${b%%:*}) did not run"; fail=1;;
+      esac
+    done
+  done < "$LAB_DIR/vms"
+  return $fail
+}
+
+# check_destroyed: for every tenant destroyed (LAB_DIR/destroyed: name index vnets), on every node:
+# no VRF, VNet or VXLAN device of its zone in the kernel, no route of its /24 (main table, proto
+# 221 hooks), no hook file, and in FRR none of its VNIs, no VRF and no BGP instance for it.
+check_destroyed() {
+  local fail=0 name index vnets zone spec n vnis k
+  [ -s "$LAB_DIR/destroyed" ] || return 0
+  while read -r name index vnets; do
+    zone=$(printf 'tn%02d' "$index"); vnis="$((10000 + index))"
+    for k in $(seq 0 $((vnets - 1))); do vnis="$vnis $((20000 + 16 * index + k))"; done
+    for spec in $NODES; do
+      n=${spec%%,*}
+      if sshl "$n" "! ip -br link | cut -d' ' -f1 | grep -E '^(vrf_$zone|vrfbr_$zone|vrfvx_$zone|${zone}v[0-9]+|vxlan_${zone}v[0-9]+)(@|\$)' &&
+          ! ip route show table all | grep -E 'vrf_$zone|10\.20\.$((128 + index))\.' &&
+          [ ! -e /etc/network/if-up.d/deevnet-tenant-$name ]" </dev/null >/dev/null 2>&1; then
+        echo "ok   $n: $name's vrf_$zone, VNets and routes gone from the kernel"
+      else echo "FAIL $n: $name's vrf_$zone, VNets or routes still in the kernel"; fail=1; fi
+      if sshl "$n" "! vtysh -c 'show evpn vni' | grep -wE '$(echo "$vnis" | tr ' ' '|')' && ! vtysh -c 'show running-config' | grep -E 'vrf_$zone'" </dev/null >/dev/null 2>&1; then
+        echo "ok   $n: FRR has none of $name's VNIs ($vnis) and no vrf_$zone"
+      else echo "FAIL $n: FRR still has $name's VNIs or vrf_$zone"; fail=1; fi
+    done
+  done < "$LAB_DIR/destroyed"
+  return $fail
+}
+
 check() {
   need_lab
   local t rc=0; t=$(date +%s%N)
   check_box || rc=1
   check_fabric || rc=1
+  check_destroyed || rc=1
   check_tenants || rc=1
   check_l2vni || rc=1
+  check_l3vni || rc=1
+  check_egress || rc=1
+  check_dns || rc=1
+  check_isolation || rc=1
   log "checks in $(ms $t) ms"
   return $rc
 }
@@ -381,6 +559,7 @@ down() {
     kill "$p" 2>/dev/null || true
     for _ in $(seq 1 100); do alive "$p" || break; sleep 0.05; done
   fi
+  [ -f "$LAB_DIR/tunnel.pid" ] && kill "$(cat "$LAB_DIR/tunnel.pid")" 2>/dev/null || true
   [ -d "$LAB_DIR/dns" ] && DNS_LAB_DIR=$LAB_DIR/dns "$ROOT/scripts/dns-lab.sh" down >/dev/null 2>&1 || true
   if [ -f "$LAB_DIR/qemu.pid" ]; then
     local pid; pid=$(cat "$LAB_DIR/qemu.pid")
@@ -395,7 +574,16 @@ case ${1:-} in
   up) up;;
   check) check;;
   down) down;;
-  test) up >/dev/null; trap down EXIT; check;;
+  # LAB_DESTROY=FILE: after the checks, destroy that tenant (the shipped playbook) and check again:
+  # it is gone from every node, and every check of the tenants left still passes
+  # down also when up fails half way (up sets LAB_DIR in this shell before it boots anything)
+  test) trap '[ -z "${LAB_DIR:-}" ] || down' EXIT; up >/dev/null; rc=0; check || rc=1
+    if [ -n "${LAB_DESTROY:-}" ]; then destroy_tenant "$LAB_DESTROY"; check || rc=1; fi
+    exit $rc;;
+  destroy) shift; need_lab; destroy_tenant "$1";;
+  resolver-reload) need_lab; resolver_reload;;
+  resolver-up) need_lab; resolver_up;;
+  only) shift; need_lab; rc=0; for c in "$@"; do "check_$c" || rc=1; done; exit $rc;;
   playbook) shift; need_lab; playbook "$@";;
   tenants) need_lab; tenants;;
   vms) need_lab; vms;;

@@ -6,8 +6,14 @@
 #   topo.sh up NODE,MGMT_CIDR,PORT...   e.g. topo.sh up dv02hyp002p02,10.20.10.2/24,enp1s0 dv02hyp002p03,10.20.10.3/24,eno1
 #   (PORT: the node's trunk port, its inventory's substrate_node.bridge_ports[0])
 #   topo.sh down
-# Switch ports: every port has VLAN 1 untagged (management); node and perimeter ports also carry
-# 50 (transit) and 51 (underlay, nodes only) tagged, like the site's trunk to the hypervisor.
+# Switch ports: every port has VLAN 1 untagged (management); node ports also carry 50 (transit)
+# and 51 (underlay) tagged, like the site's trunk to the hypervisor. The perimeter has one access
+# port per segment, named as the inventory's group_vars/perimeter.yml names them: mgmt (VLAN 1),
+# transit (VLAN 50), wan (the uplink to the outside host) and svc (the services /24 with the
+# resolver host). Its forwarding, routes and nftables come from deevnet.tenant.perimeter (lab.sh);
+# sshd on its management address lets the playbook reach it.
+# The outside host counts what reaches it by source address (table ip seen): the egress check
+# reads there which address a tenant's packets arrive with.
 set -eu
 MGMT_GW=10.20.10.254/24      # the perimeter's management leg
 CONTROLLER=10.20.10.5/24     # this guest's root namespace: where ansible's ssh jump lands
@@ -34,11 +40,11 @@ up() {
     chown frr:frr "/var/lib/lab/$n/run-frr"
   done
   ip netns add perimeter; ip -n perimeter link set lo up
-  port perimeter eth0 p-perim; bridge -n sw vlan add dev p-perim vid 50
-  ip -n perimeter addr add $MGMT_GW dev eth0
-  ip -n perimeter link add link eth0 name eth0.50 type vlan id 50
-  ip -n perimeter addr add $TRANSIT_GW dev eth0.50; ip -n perimeter link set eth0.50 up
-  ip netns exec perimeter sysctl -qw net.ipv4.ip_forward=1
+  port perimeter mgmt p-perim
+  ip -n perimeter addr add $MGMT_GW dev mgmt
+  port perimeter transit p-transit
+  bridge -n sw vlan del dev p-transit vid 1; bridge -n sw vlan add dev p-transit vid 50 pvid untagged
+  ip -n perimeter addr add $TRANSIT_GW dev transit
   ip netns add mgmt; ip -n mgmt link set lo up
   port mgmt eth0 p-mgmt; ip -n mgmt addr add $MGMT_HOST dev eth0
   ip -n mgmt route add default via ${MGMT_GW%/*}
@@ -46,14 +52,27 @@ up() {
   ip link add p-ctl netns sw type veth peer name mgmt0
   ip -n sw link set p-ctl master br0 up; ip link set mgmt0 up; ip addr add $CONTROLLER dev mgmt0
   ip netns add resolver; ip -n resolver link set lo up
-  ip link add res0 netns perimeter type veth peer name eth0 netns resolver
+  ip link add svc netns perimeter type veth peer name eth0 netns resolver
   ip -n resolver addr add $RESOLVER dev eth0; ip -n resolver link set eth0 up
-  ip -n perimeter addr add $RESOLVER_GW dev res0; ip -n perimeter link set res0 up
+  ip -n perimeter addr add $RESOLVER_GW dev svc; ip -n perimeter link set svc up
   ip -n resolver route add default via ${RESOLVER_GW%/*}
   ip netns add outside; ip -n outside link set lo up
-  ip link add wan0 netns perimeter type veth peer name eth0 netns outside
+  ip link add wan netns perimeter type veth peer name eth0 netns outside
   ip -n outside addr add $OUTSIDE dev eth0; ip -n outside link set eth0 up
-  ip -n perimeter addr add $WAN dev wan0; ip -n perimeter link set wan0 up
+  ip -n perimeter addr add $WAN dev wan; ip -n perimeter link set wan up
+  # the outside host knows only its own /24 (the perimeter's uplink): a tenant address cannot be answered
+  ip netns exec outside nft -f - <<'NFT'
+table ip seen {
+  chain input {
+    type filter hook input priority 0; policy accept;
+    icmp type echo-request ip saddr 198.51.100.2 counter comment "from the perimeter's NAT address"
+    icmp type echo-request ip saddr 10.20.0.0/16 counter comment "from a site address"
+  }
+}
+NFT
+  # the perimeter's sshd (the perimeter playbook), on its management address
+  ip netns exec perimeter /usr/sbin/sshd -o ListenAddress=${MGMT_GW%/*} -o HostKey=/etc/ssh/ssh_host_ed25519_key \
+    -o PermitRootLogin=prohibit-password -o UseDNS=no -o PidFile=/run/sshd-perimeter.pid
 }
 down() {
   for n in $(ip netns list | cut -d' ' -f1); do
