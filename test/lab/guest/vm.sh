@@ -9,6 +9,8 @@ case $1 in
   add)
     vmid=$2 name=$3 node=$4 br=$5 mac=$6 cidr=$7 gw=$8
     ns=vm-$name
+    # plugged already (lab.sh vms runs again after a converge added VMs: phase 2, molecule)
+    [ ! -e "/run/netns/$ns" ] || exit 0
     ip netns add "$ns"; ip -n "$ns" link set lo up
     ip link add "tap${vmid}i0" netns "$node" type veth peer name eth0 netns "$ns"
     ip -n "$node" link set "tap${vmid}i0" master "$br" up
