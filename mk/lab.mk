@@ -12,12 +12,23 @@
 #                     ping between the nodes. In TEST_TARGETS (three clean runs in a row, 2 min 19 s ..
 #                     2 min 54 s at load 1-3; test/lab/README.md, Measured).
 #   make lab-up / lab-down   keep the lab (lab-up prints LAB_DIR=...; lab-down needs it)
+#   make test-lab-molecule   molecule scenario extensions/molecule/lab: create = lab.sh boot, converge =
+#                     the shipped playbooks, idempotence (changed=0), verify = lab.sh vms + check, destroy
+#   make test-lab-phase2     test/lab/phase2.sh: fabric with the first node only, tdemo with one VM, then
+#                     the second node joins and tdemo's second VM lands there; tdemo's objects unchanged
+#   make demo-lab / demo-lab-down   test/lab/demo.sh: the lab with tdemo, ending with a ping and a dig from
+#                     inside tdemo-1 (kept running; LAB_DIR=/tmp/dvt-lab-demo)
 
 LAB_TIMEOUT ?= 1500
 
 TEST_TARGETS += test-lab-tenants
 
-.PHONY: test-lab test-lab-tenants lab-up lab-down
+# molecule runs the collection of this tree, as lab.sh playbook does (.lint-collections: a link to the root)
+LAB_MOLECULE_DIR ?= /tmp/dvt-molecule-lab
+LAB_MOLECULE_ENV = PATH="$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(ROOT)/.lint-collections" \
+	LAB_DIR="$(LAB_MOLECULE_DIR)" PVESIM="$(ROOT)/bin/pvesim"
+
+.PHONY: test-lab test-lab-tenants lab-up lab-down test-lab-molecule test-lab-phase2 demo-lab demo-lab-down
 test-lab: build venv tools
 	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
@@ -29,3 +40,15 @@ lab-up: build venv tools
 
 lab-down:
 	$(ROOT)/test/lab/lab.sh down
+
+test-lab-molecule: build venv tools
+	cd $(ROOT) && $(LAB_MOLECULE_ENV) timeout $(LAB_TIMEOUT) $(VENV)/bin/molecule test -s lab
+
+test-lab-phase2: build venv tools
+	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/phase2.sh
+
+demo-lab: build venv tools
+	$(ROOT)/test/lab/demo.sh up
+
+demo-lab-down:
+	$(ROOT)/test/lab/demo.sh down

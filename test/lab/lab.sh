@@ -389,7 +389,8 @@ check() {
 alive() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null); [ -n "$st" ] && [ "${st:0:1}" != Z ]; }
 
 down() {
-  need_lab
+  # also a lab whose boot failed half way (no ssh_config yet)
+  [ -n "${LAB_DIR:-}" ] && [ -d "$LAB_DIR" ] || { echo "lab: LAB_DIR not set or gone" >&2; exit 2; }
   if [ -f "$LAB_DIR/pvesim.pid" ]; then
     local p; p=$(cat "$LAB_DIR/pvesim.pid")
     kill "$p" 2>/dev/null || true
