@@ -29,6 +29,8 @@ export LAB_DIR=${LAB_DIR:-/tmp/dvt-lab-phase2.$$}
 export LAB_TENANTS=''
 ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 log(){ echo "phase2: $*" >&2; }
+# play NAME PLAYBOOK [ARGS...]: lab.sh playbook, its log kept as LAB_DIR/ansible-NAME.log
+play() { local n=$1; shift; local r=0; "$LAB" playbook "$@" || r=$?; cp "$LAB_DIR/ansible.log" "$LAB_DIR/ansible-$n.log"; return $r; }
 rc=0
 ok(){ echo "ok   $*"; }
 fail(){ echo "FAIL $*"; rc=1; }
@@ -72,10 +74,14 @@ PY
 }
 
 # check_objects BEFORE AFTER TENANT NEWNODE WHAT: every object of TENANT in BEFORE (an object whose
-# JSON names the tenant, its zone or one of its VNets) is in AFTER and unchanged. One field may
-# differ, on purpose: the EVPN zone's `nodes`, which the plan sets to the site's nodes (the
-# hypervisors group) so that a cluster node outside the fabric never gets the zone; in AFTER it must
-# be BEFORE's list plus exactly NEWNODE (or unchanged when NEWNODE is empty).
+# JSON names the tenant, its zone or one of its VNets) is in AFTER and unchanged, field by field
+# (`digest` aside: PVE's digest is of the config file holding the object, which changes with any
+# object in it). What may grow, and must grow exactly so:
+#   - the EVPN zone's `nodes`: the plan sets it to the site's nodes (the hypervisors group) so that a
+#     cluster node outside the fabric never gets the zone; PVE generates a zone with `nodes` on those
+#     nodes only, so a new member needs it ("A new PVE node needs a nodes change and an apply").
+#     In AFTER it is BEFORE's list plus exactly NEWNODE (unchanged when NEWNODE is empty);
+#   - the tenant pool's `members`: BEFORE's members unchanged, plus exactly the VMs added.
 check_objects() {
   "$VENV/bin/python" - "$@" <<'PY'
 import json, sys
@@ -91,6 +97,15 @@ for k in mine:
     if k not in b:
         print("FAIL %s: %s gone" % (what, k)); bad = 1; continue
     x, y = dict(a[k]), dict(b[k])
+    if "config" in x:  # a VM: its node and each config key, compared one by one
+        x = dict(x.pop("config", {}), node=x.get("node")); y = dict(y.pop("config", {}), node=y.get("node"))
+    x.pop("digest", None); y.pop("digest", None)
+    if k.startswith("pool/"):
+        mx, my = x.pop("members", []), y.pop("members", [])
+        grown = [m for m in my if m not in mx]
+        added_vms = sorted("vm/%d" % m.get("vmid", -1) for m in grown)
+        if any(m not in my for m in mx) or added_vms != sorted(v for v in set(b) - set(a) if v.startswith("vm/")):
+            print("FAIL %s: %s members %s -> %s" % (what, k, mx, my)); bad = 1
     if k.startswith("zone/") and k[5:] in zones:
         nx = [n for n in str(x.pop("nodes", "")).split(",") if n]
         ny = [n for n in str(y.pop("nodes", "")).split(",") if n]
@@ -141,10 +156,10 @@ P1=(-i "$LAB_DIR/phase1.yml" -e substrate_hypervisors=phase1)
 "$VENV/bin/python" -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); d["tenant"]["vms"]["count"] = 1; yaml.safe_dump(d, open(sys.argv[2], "w"))' \
   "$TDEMO" "$LAB_DIR/tdemo-phase1.yml"
 read -r NAME INDEX < <("$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"])' "$TDEMO")
-t=$(date +%s%N); "$LAB" playbook deevnet.tenant.fabric "${P1[@]}"; log "phase 1 fabric ($FIRST only) in $(ms $t) ms"
+t=$(date +%s%N); play 1-fabric deevnet.tenant.fabric "${P1[@]}"; log "phase 1 fabric ($FIRST only) in $(ms $t) ms"
 t=$(date +%s%N)
-"$LAB" playbook deevnet.tenant.onboard "${P1[@]}" -e "tenant_name=$NAME" -e "tenant_index=$INDEX"
-"$LAB" playbook deevnet.tenant.tenant "${P1[@]}" -e "tenant_file=$LAB_DIR/tdemo-phase1.yml"
+play 1-onboard deevnet.tenant.onboard "${P1[@]}" -e "tenant_name=$NAME" -e "tenant_index=$INDEX"
+play 1-tenant deevnet.tenant.tenant "${P1[@]}" -e "tenant_file=$LAB_DIR/tdemo-phase1.yml"
 "$LAB" vms
 log "phase 1 $NAME (onboard, tenant with 1 VM, VM namespace) in $(ms $t) ms"
 echo "${NODES[0]} " > "$LAB_DIR/nodes"
@@ -156,12 +171,12 @@ else ok "phase 1: $NEW (not a member yet) has no tenant VRF"; fi
 snapshot "$LAB_DIR/snap-1.json"
 
 # phase 2: the second node joins (the inventory as it is), then tdemo as declared
-t=$(date +%s%N); "$LAB" playbook deevnet.tenant.fabric; log "phase 2 fabric (+ $NEW) in $(ms $t) ms"
+t=$(date +%s%N); play 2-fabric deevnet.tenant.fabric; log "phase 2 fabric (+ $NEW) in $(ms $t) ms"
 snapshot "$LAB_DIR/snap-2.json"
 check_objects "$LAB_DIR/snap-1.json" "$LAB_DIR/snap-2.json" "$NAME" "" "phase 2, after the fabric run" || rc=1
 stats reset
 t=$(date +%s%N)
-"$LAB" playbook deevnet.tenant.tenant -e "tenant_file=$TDEMO"
+play 2-tenant deevnet.tenant.tenant -e "tenant_file=$TDEMO"
 log "phase 2 $NAME (tenant, 2 VMs spread) in $(ms $t) ms"
 stats show
 snapshot "$LAB_DIR/snap-3.json"
