@@ -118,7 +118,10 @@ for k in mine:
 if not mine:
     print("FAIL %s: no object of %s in the snapshot" % (what, tenant)); bad = 1
 if not bad:
-    print("ok   %s: %d objects of %s unchanged (%s)" % (what, len(mine), tenant, ", ".join(mine)))
+    kinds = {}
+    for k in mine:
+        kinds[k.split("/")[0]] = kinds.get(k.split("/")[0], 0) + 1
+    print("ok   %s: the %d objects of %s unchanged (%s)" % (what, len(mine), tenant, ", ".join("%s %d" % kv for kv in sorted(kinds.items()))))
 added = sorted(set(b) - set(a))
 print("     %s: objects added: %s" % (what, ", ".join(added) or "none"))
 sys.exit(bad)
