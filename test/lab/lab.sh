@@ -209,7 +209,7 @@ inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
         # spreads VMs over its nodes must: the tenants' tokens may allocate there too
         "substrate_storages": ["local-lvm", "shared"],
         # a node's SDN reload takes minutes under TCG (pve_sdn_apply's apply_timeout)
-        "tenant_sdn_apply_timeout": int(apply_timeout)}},
+        "tenant_sdn_apply_timeout": int(apply_timeout), "tenant_fabric_apply_timeout": int(apply_timeout)}},
        "children": {"hypervisors": {"hosts": {n.split(",")[0]: {
           "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
           "ansible_python_interpreter": "/usr/bin/python3",
