@@ -7,15 +7,17 @@
 #   make test-lab     lab.sh test: boot, wire, fabric playbook (examples/substrate as it is), checks
 #                     (trunk, underlay, OpenFabric routes, BGP EVPN, BFD), down. About 6-10 min on 2
 #                     TCG cores. Not in TEST_TARGETS itself: test-lab-tenants runs it all and more.
-#   make test-lab-tenants   the same with LAB_TENANTS=test/lab/tenants/tdemo.yml: onboard + tenant playbooks
-#                     (two VMs, one per node), VM namespaces from pvesim, tenant checks and the L2VNI
-#                     ping between the nodes. In TEST_TARGETS (three clean runs in a row, 2 min 19 s ..
-#                     2 min 54 s at load 1-3; test/lab/README.md, Measured).
+#   make test-lab-tenants   = test-lab-molecule (one lab): fabric + onboard + tenant playbooks for tdemo
+#                     (two VMs, one per node), idempotence, VM namespaces from pvesim, tenant checks and
+#                     the L2VNI ping between the nodes. In TEST_TARGETS (as lab.sh test: three clean
+#                     runs in a row, 2 min 19 s .. 2 min 54 s at load 1-3; test/lab/README.md, Measured).
 #   make lab-up / lab-down   keep the lab (lab-up prints LAB_DIR=...; lab-down needs it)
 #   make test-lab-molecule   molecule scenario extensions/molecule/lab: create = lab.sh boot, converge =
 #                     the shipped playbooks, idempotence (changed=0), verify = lab.sh vms + check, destroy
 #   make test-lab-phase2     test/lab/phase2.sh: fabric with the first node only, tdemo with one VM, then
-#                     the second node joins and tdemo's second VM lands there; tdemo's objects unchanged
+#                     the second node joins and tdemo's second VM lands there; tdemo's objects unchanged.
+#                     Not in TEST_TARGETS yet: one clean run (15 min at load 8-12, about 4-5 min idle
+#                     estimated) and one unexplained failure; add it after clean runs in a row.
 #   make demo-lab / demo-lab-down   test/lab/demo.sh: the lab with tdemo, ending with a ping and a dig from
 #                     inside tdemo-1 (kept running; LAB_DIR=/tmp/dvt-lab-demo)
 
@@ -32,8 +34,9 @@ LAB_MOLECULE_ENV = PATH="$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(ROOT)/.
 test-lab: build venv tools
 	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
-test-lab-tenants: build venv tools
-	LAB_TENANTS=$(ROOT)/test/lab/tenants/tdemo.yml timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
+# CI boots one lab for the tenants: the molecule scenario (converge, idempotence, the same checks);
+# `LAB_TENANTS=test/lab/tenants/tdemo.yml test/lab/lab.sh test` is the same without molecule
+test-lab-tenants: test-lab-molecule
 
 lab-up: build venv tools
 	$(ROOT)/test/lab/lab.sh up
