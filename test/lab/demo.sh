@@ -38,7 +38,7 @@ show() {
   if ! "$LAB" ssh lab ip netns exec "vm-$a" dig +time=3 +tries=1 +short @10.20.99.1 "$a.$zone" A 2>/dev/null | grep -q .; then
     # the lab's resolver host has an address but no Unbound yet (test/lab/README.md, Status):
     # the records exist, as the controller's DNS lab (PowerDNS + Unbound on loopback) answers them
-    local port; port=$(sed -n "s/^export DNS_LAB_UNBOUND_PORT=['\"]\{0,1\}\([0-9]*\).*/\1/p" "$LAB_DIR/dns/env")
+    local port; port=$(sed -n "s/^\(export \)\{0,1\}DNS_LAB_UNBOUND_PORT=['\"]\{0,1\}\([0-9]*\).*/\2/p" "$LAB_DIR/dns/env")
     echo "== no answer from 10.20.99.1 inside the lab yet; the same records through the controller's Unbound (127.0.0.1:$port)"
     run dig +time=3 +tries=1 @127.0.0.1 -p "$port" "$a.$zone" A +short
     run dig +time=3 +tries=1 @127.0.0.1 -p "$port" -x "${ipa%/*}" +short
