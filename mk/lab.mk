@@ -14,12 +14,25 @@
 #                     10.20.99.1, isolation; destroy tdemo, check it is gone, every check again. In
 #                     TEST_TARGETS (test/lab/README.md, Measured).
 #   make lab-up / lab-down   keep the lab (lab-up prints LAB_DIR=...; lab-down needs it)
+#   make test-lab-molecule   molecule scenario extensions/molecule/lab: create = lab.sh boot, converge =
+#                     the shipped playbooks, idempotence (changed=0), verify = lab.sh vms + check, destroy
+#   make test-lab-phase2     test/lab/phase2.sh: fabric with the first node only, tdemo with one VM, then
+#                     the second node joins and tdemo's second VM lands there; tdemo's objects unchanged.
+#                     Not in TEST_TARGETS yet: one clean run (15 min at load 8-12, about 4-5 min idle
+#                     estimated) and one unexplained failure; add it after clean runs in a row.
+#   make demo-lab / demo-lab-down   test/lab/demo.sh: the lab with tdemo, ending with a ping and a dig from
+#                     inside tdemo-1 (kept running; LAB_DIR=/tmp/dvt-lab-demo)
 
 LAB_TIMEOUT ?= 2400
 
 TEST_TARGETS += test-lab-tenants
 
-.PHONY: test-lab test-lab-tenants lab-up lab-down
+# molecule runs the collection of this tree, as lab.sh playbook does (.lint-collections: a link to the root)
+LAB_MOLECULE_DIR ?= /tmp/dvt-molecule-lab
+LAB_MOLECULE_ENV = PATH="$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(ROOT)/.lint-collections" \
+	LAB_DIR="$(LAB_MOLECULE_DIR)" PVESIM="$(ROOT)/bin/pvesim"
+
+.PHONY: test-lab test-lab-tenants lab-up lab-down test-lab-molecule test-lab-phase2 demo-lab demo-lab-down
 test-lab: build venv tools
 	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
@@ -32,3 +45,15 @@ lab-up: build venv tools
 
 lab-down:
 	$(ROOT)/test/lab/lab.sh down
+
+test-lab-molecule: build venv tools
+	cd $(ROOT) && $(LAB_MOLECULE_ENV) timeout $(LAB_TIMEOUT) $(VENV)/bin/molecule test -s lab
+
+test-lab-phase2: build venv tools
+	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/phase2.sh
+
+demo-lab: build venv tools
+	$(ROOT)/test/lab/demo.sh up
+
+demo-lab-down:
+	$(ROOT)/test/lab/demo.sh down

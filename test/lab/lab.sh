@@ -12,6 +12,8 @@
 #   test/lab/lab.sh check    the box's checks (see check_box)
 #   test/lab/lab.sh down     power the guest off and remove LAB_DIR
 #   test/lab/lab.sh test     up, check, down (down also on failure)
+#   test/lab/lab.sh boot     up without playbooks (guest, nodes as installed, pvesim, DNS lab)
+#   test/lab/lab.sh converge the playbooks of up: fabric, perimeter, resolver, then LAB_TENANTS (needs LAB_DIR)
 #   test/lab/lab.sh playbook PLAYBOOK [ARGS...]   ansible-playbook with the lab's inventory (log: LAB_DIR/ansible.log, every run)
 #   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest), a node name or perimeter
 #   test/lab/lab.sh only CHECK...   some checks: box fabric destroyed tenants l2vni l3vni egress dns isolation
@@ -75,9 +77,18 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 sshl() { ssh -F "$LAB_DIR/ssh_config" "$@"; }
 
-up() {
+up() { boot; converge; echo "LAB_DIR=$LAB_DIR"; }
+
+# boot: the guest, its wiring, the nodes as freshly installed, pvesim and the DNS lab; no playbook.
+# LAB_DIR, when set, names the lab's directory (it must not exist yet: molecule, the demo and phase 2
+# give a fixed one), else a new /tmp/dvt-lab.XXXXXX.
+boot() {
   local t kt kver img port
-  LAB_DIR=$(mktemp -d /tmp/dvt-lab.XXXXXX); export LAB_DIR
+  if [ -n "${LAB_DIR:-}" ]; then
+    [ ! -e "$LAB_DIR" ] || { log "LAB_DIR $LAB_DIR exists: a lab is up there (lab.sh down) or remove it"; exit 2; }
+    mkdir -p "$LAB_DIR"
+  else LAB_DIR=$(mktemp -d /tmp/dvt-lab.XXXXXX); fi
+  export LAB_DIR
   NODES=$(nodes | tr '\n' ' '); [ -n "$NODES" ] || { log "no hypervisors in $INVENTORY"; exit 2; }
   echo "$NODES" > "$LAB_DIR/nodes"
   t=$(date +%s%N)
@@ -139,7 +150,11 @@ CFG
   for spec in $NODES; do spec=${spec%,*,*}; sshl lab /lab/node.sh ${spec//,/ }; done
   log "switch, perimeter, hosts and nodes up in $(ms $t) ms"
   pvesim_up
-  t=$(date +%s%N)
+}
+
+# converge: the fabric playbook, then the tenants of LAB_TENANTS (onboard, tenant, VM namespaces)
+converge() {
+  local t; t=$(date +%s%N)
   playbook deevnet.tenant.fabric
   log "fabric playbook (node network, transit routes, SDN fabric + EVPN controller, apply, node reloads) in $(ms $t) ms"
   t=$(date +%s%N)
@@ -147,7 +162,6 @@ CFG
   log "perimeter playbook (nftables NAT + policy, routes back to the overlay, forwarding) in $(ms $t) ms"
   resolver_up
   if [ -n "$TENANTS" ]; then t=$(date +%s%N); tenants; log "tenants onboarded and converged, VMs plugged in $(ms $t) ms"; fi
-  echo "LAB_DIR=$LAB_DIR"
 }
 
 # pvesim on 127.0.0.1 knowing the inventory's nodes; after each SDN apply it writes every node's
@@ -553,7 +567,8 @@ check() {
 alive() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null); [ -n "$st" ] && [ "${st:0:1}" != Z ]; }
 
 down() {
-  need_lab
+  # also a lab whose boot failed half way (no ssh_config yet)
+  [ -n "${LAB_DIR:-}" ] && [ -d "$LAB_DIR" ] || { echo "lab: LAB_DIR not set or gone" >&2; exit 2; }
   if [ -f "$LAB_DIR/pvesim.pid" ]; then
     local p; p=$(cat "$LAB_DIR/pvesim.pid")
     kill "$p" 2>/dev/null || true
@@ -572,6 +587,9 @@ down() {
 
 case ${1:-} in
   up) up;;
+  # the steps of up, for molecule (extensions/molecule/lab), the demo and phase 2 (LAB_DIR set)
+  boot) boot; echo "LAB_DIR=$LAB_DIR";;
+  converge) need_lab; converge;;
   check) check;;
   down) down;;
   # LAB_DESTROY=FILE: after the checks, destroy that tenant (the shipped playbook) and check again:
@@ -588,5 +606,5 @@ case ${1:-} in
   tenants) need_lab; tenants;;
   vms) need_lab; vms;;
   ssh) shift; need_lab; h=${1:-lab}; shift || true; sshl "$h" "$@";;
-  *) sed -n '2,20p' "$0"; exit 2;;
+  *) sed -n '2,22p' "$0"; exit 2;;
 esac

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# test/lab/phase2.sh: Phase 2 in the lab (issue #13): the second node joins the fabric after tdemo
+# exists, and tdemo's VM there joins without any change to tdemo's existing objects.
+#   1. lab.sh boot: both nodes installed, only the inventory's first hypervisor is a member: the
+#      operator runs the shipped playbooks with `-e substrate_hypervisors=phase1`, a group of an
+#      extra inventory source naming only that node (the inventory itself stays as it is);
+#   2. onboard tdemo and converge it with one VM (tdemo.yml, vms.count 1): on the first node;
+#      the lab's checks on the member only, and the second node has no tdemo VRF;
+#   3. snapshot of pvesim's objects (zones, VNets, subnets, controllers, fabrics, pools, ACLs,
+#      users and tokens, every VM's node and config), read from its API;
+#   4. Phase 2: the fabric playbook with the full inventory (the second node's network, transit
+#      route, fabric member, apply), then tdemo converged as declared (test/lab/tenants/tdemo.yml,
+#      vms.count 2, placement spread: tdemo-2 on the second node), pvesim's request counters reset
+#      before it;
+#   5. checks: every object of tdemo in the snapshot is unchanged after the fabric run and after the
+#      tenant run (the zone's `nodes` aside, which must have grown by exactly the new node: see
+#      check_objects), tdemo-1 did not move, tdemo-2 is on the new node, then lab.sh check on both
+#      nodes: the new node's VRF, VNet and both VNIs in FRR, EVPN type-2/3 both ways, tdemo-2 ->
+#      tdemo-1 over the VNet's VXLAN (L2VNI).
+# Prints one ok/FAIL line per check and the time of every step; exit 1 on any FAIL.
+# env: LAB_DIR (default /tmp/dvt-lab-phase2.<pid>), LAB_KEEP=1 keeps the lab up, and lab.sh's.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/test/lab
+LAB=$HERE/lab.sh
+VENV=${VENV:-$ROOT/.venv}
+TDEMO=$HERE/tenants/tdemo.yml
+export LAB_DIR=${LAB_DIR:-/tmp/dvt-lab-phase2.$$}
+export LAB_TENANTS=''
+ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+log(){ echo "phase2: $*" >&2; }
+# play NAME PLAYBOOK [ARGS...]: lab.sh playbook, its log kept as LAB_DIR/ansible-NAME.log
+play() { local n=$1; shift; local r=0; "$LAB" playbook "$@" || r=$?; cp "$LAB_DIR/ansible.log" "$LAB_DIR/ansible-$n.log"; return $r; }
+rc=0
+ok(){ echo "ok   $*"; }
+fail(){ echo "FAIL $*"; rc=1; }
+
+# snapshot FILE: pvesim's objects, as read from its API, keyed by kind and id
+snapshot() {
+  "$VENV/bin/python" - "$LAB_DIR" "$1" <<'PY'
+import json, ssl, sys, urllib.error, urllib.parse, urllib.request
+lab, out = sys.argv[1], sys.argv[2]
+tok = json.load(open(lab + "/pvesim-token.json"))
+ctx = ssl.create_default_context(cafile=lab + "/pvesim-ca.pem")
+def get(path):
+    req = urllib.request.Request("https://127.0.0.1:%d/api2/json%s" % (tok["api_port"], path),
+        headers={"Authorization": "PVEAPIToken=root@pam!sim=" + tok["api_token_secret"]})
+    return json.load(urllib.request.urlopen(req, context=ctx))["data"]
+q = urllib.parse.quote
+snap = {}
+for z in get("/cluster/sdn/zones"):
+    snap["zone/" + z["zone"]] = get("/cluster/sdn/zones/" + q(z["zone"]))
+for v in get("/cluster/sdn/vnets"):
+    snap["vnet/" + v["vnet"]] = get("/cluster/sdn/vnets/" + q(v["vnet"]))
+    for s in get("/cluster/sdn/vnets/%s/subnets" % q(v["vnet"])):
+        snap["subnet/%s/%s" % (v["vnet"], s["subnet"])] = s
+for c in get("/cluster/sdn/controllers"):
+    snap["controller/" + c["controller"]] = c
+fab = get("/cluster/sdn/fabrics/all")
+for f in fab.get("fabrics", []):
+    snap["fabric/" + f["id"]] = f
+for n in fab.get("nodes", []):
+    snap["fabric-node/%s/%s" % (n["fabric_id"], n["node_id"])] = n
+for p in get("/pools"):
+    snap["pool/" + p["poolid"]] = get("/pools/" + q(p["poolid"]))
+for a in get("/access/acl"):
+    snap["acl/%s/%s/%s" % (a["path"], a["ugid"], a["roleid"])] = a
+for u in get("/access/users?full=1"):
+    snap["user/" + u["userid"]] = u
+for r in get("/cluster/resources?type=vm"):
+    snap["vm/%d" % r["vmid"]] = {"node": r["node"], "config": get("/nodes/%s/qemu/%d/config" % (r["node"], r["vmid"]))}
+json.dump(snap, open(out, "w"), indent=1, sort_keys=True)
+PY
+}
+
+# check_objects BEFORE AFTER TENANT NEWNODE WHAT: every object of TENANT in BEFORE (an object whose
+# JSON names the tenant, its zone or one of its VNets) is in AFTER and unchanged, field by field
+# (`digest` aside: PVE's digest is of the config file holding the object, which changes with any
+# object in it). What may grow, and must grow exactly so:
+#   - the EVPN zone's `nodes`: the plan sets it to the site's nodes (the hypervisors group) so that a
+#     cluster node outside the fabric never gets the zone; PVE generates a zone with `nodes` on those
+#     nodes only, so a new member needs it ("A new PVE node needs a nodes change and an apply").
+#     In AFTER it is BEFORE's list plus exactly NEWNODE (unchanged when NEWNODE is empty);
+#   - the tenant pool's `members`: BEFORE's members unchanged, plus exactly the VMs added.
+check_objects() {
+  "$VENV/bin/python" - "$@" <<'PY'
+import json, sys
+before, after, tenant, new, what = sys.argv[1:6]
+a, b = json.load(open(before)), json.load(open(after))
+zones = {v["config"]["net0"].split("bridge=")[1].split(",")[0] for v in a.values()
+         if isinstance(v, dict) and "config" in v and str(v["config"].get("name", "")).startswith(tenant + "-")}
+zones = {a["vnet/" + br]["zone"] for br in zones if "vnet/" + br in a}
+names = [tenant] + sorted(zones) + sorted(k.split("/", 1)[1] for k, v in a.items() if k.startswith("vnet/") and v.get("zone") in zones)
+mine = sorted(k for k, v in a.items() if any(n in k or n in json.dumps(v) for n in names))
+bad = 0
+for k in mine:
+    if k not in b:
+        print("FAIL %s: %s gone" % (what, k)); bad = 1; continue
+    x, y = dict(a[k]), dict(b[k])
+    if "config" in x:  # a VM: its node and each config key, compared one by one
+        x = dict(x.pop("config", {}), node=x.get("node")); y = dict(y.pop("config", {}), node=y.get("node"))
+    x.pop("digest", None); y.pop("digest", None)
+    if k.startswith("pool/"):
+        mx, my = x.pop("members", []), y.pop("members", [])
+        grown = [m for m in my if m not in mx]
+        added_vms = sorted("vm/%d" % m.get("vmid", -1) for m in grown)
+        if any(m not in my for m in mx) or added_vms != sorted(v for v in set(b) - set(a) if v.startswith("vm/")):
+            print("FAIL %s: %s members %s -> %s" % (what, k, mx, my)); bad = 1
+    if k.startswith("zone/") and k[5:] in zones:
+        nx = [n for n in str(x.pop("nodes", "")).split(",") if n]
+        ny = [n for n in str(y.pop("nodes", "")).split(",") if n]
+        want = sorted(nx + ([new] if new and new not in nx else []))
+        if sorted(ny) != want:
+            print("FAIL %s: %s nodes %s, want %s" % (what, k, ",".join(ny), ",".join(want))); bad = 1
+    if x != y:
+        ch = sorted(f for f in set(x) | set(y) if x.get(f) != y.get(f))
+        print("FAIL %s: %s changed: %s" % (what, k, "; ".join("%s %r -> %r" % (f, x.get(f), y.get(f)) for f in ch))); bad = 1
+if not mine:
+    print("FAIL %s: no object of %s in the snapshot" % (what, tenant)); bad = 1
+if not bad:
+    kinds = {}
+    for k in mine:
+        kinds[k.split("/")[0]] = kinds.get(k.split("/")[0], 0) + 1
+    print("ok   %s: the %d objects of %s unchanged (%s)" % (what, len(mine), tenant, ", ".join("%s %d" % kv for kv in sorted(kinds.items()))))
+added = sorted(set(b) - set(a))
+print("     %s: objects added: %s" % (what, ", ".join(added) or "none"))
+sys.exit(bad)
+PY
+}
+
+stats() {
+  "$VENV/bin/python" - "$LAB_DIR" "$1" <<'PY'
+import json, ssl, sys, urllib.request
+lab, verb = sys.argv[1], sys.argv[2]
+tok = json.load(open(lab + "/pvesim-token.json"))
+ctx = ssl.create_default_context(cafile=lab + "/pvesim-ca.pem")
+req = urllib.request.Request("https://127.0.0.1:%d/_sim/stats%s" % (tok["api_port"], "/reset" if verb == "reset" else ""),
+                             method="POST" if verb == "reset" else "GET")
+d = json.load(urllib.request.urlopen(req, context=ctx)).get("data") or {}
+if verb != "reset":
+    w = {k: v for k, v in sorted(d["requests"].items()) if k.split()[0] in ("POST", "PUT", "DELETE")}
+    print("     pvesim writes of the phase-2 tenant run: %d (%s)" % (d["writes"], ", ".join("%s x%d" % kv for kv in w.items())))
+PY
+}
+
+# vm_node NAME: the node pvesim placed the VM on (LAB_DIR/vms, read back by lab.sh vms)
+vm_node() { awk -v n="$1" '$2 == n {print $3}' "$LAB_DIR/vms"; }
+
+[ "${LAB_KEEP:-}" = 1 ] || trap '"$LAB" down >/dev/null 2>&1 || true' EXIT
+T0=$(date +%s%N)
+t=$(date +%s%N); "$LAB" boot >/dev/null; log "boot (guest, both nodes as installed, pvesim, DNS lab) in $(ms $t) ms"
+read -r -a NODES < "$LAB_DIR/nodes"
+FIRST=${NODES[0]%%,*}; NEW=${NODES[1]%%,*}
+cp "$LAB_DIR/nodes" "$LAB_DIR/nodes.all"
+# phase 1: the fabric's only member is the first hypervisor, said the way an operator would: a group
+# of an extra inventory source, named by substrate_hypervisors
+printf 'all:\n  children:\n    phase1:\n      hosts:\n        %s: {}\n' "$FIRST" > "$LAB_DIR/phase1.yml"
+P1=(-i "$LAB_DIR/phase1.yml" -e substrate_hypervisors=phase1)
+"$VENV/bin/python" -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); d["tenant"]["vms"]["count"] = 1; yaml.safe_dump(d, open(sys.argv[2], "w"))' \
+  "$TDEMO" "$LAB_DIR/tdemo-phase1.yml"
+read -r NAME INDEX < <("$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"])' "$TDEMO")
+t=$(date +%s%N); play 1-fabric deevnet.tenant.fabric "${P1[@]}"; log "phase 1 fabric ($FIRST only) in $(ms $t) ms"
+t=$(date +%s%N)
+play 1-onboard deevnet.tenant.onboard "${P1[@]}" -e "tenant_name=$NAME" -e "tenant_index=$INDEX"
+play 1-tenant deevnet.tenant.tenant "${P1[@]}" -e "tenant_file=$LAB_DIR/tdemo-phase1.yml"
+"$LAB" vms
+log "phase 1 $NAME (onboard, tenant with 1 VM, VM namespace) in $(ms $t) ms"
+echo "${NODES[0]} " > "$LAB_DIR/nodes"
+t=$(date +%s%N); "$LAB" check || rc=1; log "phase 1 checks ($FIRST) in $(ms $t) ms"
+cp "$LAB_DIR/nodes.all" "$LAB_DIR/nodes"
+[ "$(vm_node "$NAME-1")" = "$FIRST" ] && ok "phase 1: $NAME-1 on $FIRST" || fail "phase 1: $NAME-1 on '$(vm_node "$NAME-1")', not $FIRST"
+if "$LAB" ssh "$NEW" 'ip link show vrf_tn01' >/dev/null 2>&1; then fail "phase 1: $NEW has a tenant VRF before it is a member"
+else ok "phase 1: $NEW (not a member yet) has no tenant VRF"; fi
+snapshot "$LAB_DIR/snap-1.json"
+
+# phase 2: the second node joins (the inventory as it is), then tdemo as declared
+t=$(date +%s%N); play 2-fabric deevnet.tenant.fabric; log "phase 2 fabric (+ $NEW) in $(ms $t) ms"
+snapshot "$LAB_DIR/snap-2.json"
+check_objects "$LAB_DIR/snap-1.json" "$LAB_DIR/snap-2.json" "$NAME" "" "phase 2, after the fabric run" || rc=1
+stats reset
+t=$(date +%s%N)
+play 2-tenant deevnet.tenant.tenant -e "tenant_file=$TDEMO"
+log "phase 2 $NAME (tenant, 2 VMs spread) in $(ms $t) ms"
+stats show
+snapshot "$LAB_DIR/snap-3.json"
+check_objects "$LAB_DIR/snap-1.json" "$LAB_DIR/snap-3.json" "$NAME" "$NEW" "phase 2, after the tenant run" || rc=1
+"$LAB" vms
+[ "$(vm_node "$NAME-1")" = "$FIRST" ] && ok "phase 2: $NAME-1 still on $FIRST" || fail "phase 2: $NAME-1 on '$(vm_node "$NAME-1")'"
+[ "$(vm_node "$NAME-2")" = "$NEW" ] && ok "phase 2: $NAME-2 placed on the new node $NEW" || fail "phase 2: $NAME-2 on '$(vm_node "$NAME-2")', not $NEW"
+t=$(date +%s%N); "$LAB" check || rc=1; log "phase 2 checks (both nodes) in $(ms $t) ms"
+log "total $(ms "$T0") ms"
+[ $rc = 0 ] && log "all ok" || log "FAILED"
+exit $rc
