@@ -121,7 +121,7 @@ def main():
     load = os.getloadavg()
     try:
         best = {}
-        for _ in range(args.repeat):
+        for _repeat in range(args.repeat):
             for cname, venv in (c.split('=', 1) for c in args.core):
                 venv = str(pathlib.Path(venv).absolute())
                 version = subprocess.run([venv + '/bin/ansible', '--version'], capture_output=True, text=True).stdout.splitlines()[0]
