@@ -133,11 +133,11 @@ func vmLines(vm VMView) ([]string, string) {
 	return append(lines, "on "+vm.Found.Node+" · "+vm.Found.Status), "ok"
 }
 
-// vnetOf is the index of the VNet the VM's NIC is on (VNet 0 for a planned VM not read back).
+// vnetOf is the index of the VNet the VM's NIC is on (its planned VNet for a VM not read back).
 func vnetOf(t TenantView, vm VMView) int {
 	if vm.Found == nil || vm.Found.Bridge == "" {
-		if len(t.VNets) > 0 && vm.Plan != nil {
-			return 0
+		if vm.Plan != nil && vm.Plan.VNet < len(t.VNets) {
+			return vm.Plan.VNet
 		}
 		return -1
 	}

@@ -29,8 +29,22 @@ type TenantInput struct {
 	Index   int           `opt:"index"`
 	VMs     int           `opt:"vms"`
 	VNets   int           `opt:"vnets"`
+	VMVNet  []int         `opt:"vm_vnet"` // VM k on VNet VMVNet[k-1] (tenant.vms.vnet); empty: all on VNet 0
 	Records []RecordQuery `opt:"records"`
 	Checks  []Check       `opt:"checks"`
+}
+
+// Plan is the tenant as the site plans it from the verified declaration: its sizes and where
+// each VM's NIC is, so a VM on another VNet than 0 is expected at that VNet's address.
+func (in TenantInput) Plan(site plan.Site) (plan.Tenant, error) {
+	t, err := site.Tenant(in.Name, in.Index, in.VMs, in.VNets)
+	if err != nil {
+		return plan.Tenant{}, err
+	}
+	if err := t.PlaceVMs("vm_vnet", in.VMVNet); err != nil {
+		return plan.Tenant{}, err
+	}
+	return t, nil
 }
 
 // VNetView is a planned VNet and what PVE has for it (nil: missing).
@@ -137,7 +151,7 @@ type View struct {
 func Build(site plan.Site, sub Substrate, tenants []TenantInput, records map[string][]Record) (View, error) {
 	v := View{Site: site, Substrate: sub}
 	for _, in := range tenants {
-		t, err := site.Tenant(in.Name, in.Index, in.VMs, in.VNets)
+		t, err := in.Plan(site)
 		if err != nil {
 			return View{}, fmt.Errorf("tenant %s: %w", in.Name, err)
 		}

@@ -49,10 +49,11 @@ func spec() module.Spec {
 		Options: pve.WithConnectionOptions(map[string]*module.Option{
 			"site": {Type: module.TypeDict, Default: map[string]any{}},
 			"tenants": {Type: module.TypeList, Elements: module.TypeDict, Default: []any{}, Options: map[string]*module.Option{
-				"name":  {Type: module.TypeStr, Required: true},
-				"index": {Type: module.TypeInt, Required: true},
-				"vms":   {Type: module.TypeInt, Default: 1},
-				"vnets": {Type: module.TypeInt, Default: 1},
+				"name":    {Type: module.TypeStr, Required: true},
+				"index":   {Type: module.TypeInt, Required: true},
+				"vms":     {Type: module.TypeInt, Default: 1},
+				"vnets":   {Type: module.TypeInt, Default: 1},
+				"vm_vnet": {Type: module.TypeList, Elements: module.TypeInt, Default: []any{}},
 				"records": {Type: module.TypeList, Elements: module.TypeDict, Default: []any{}, Options: map[string]*module.Option{
 					"name": {Type: module.TypeStr, Required: true},
 					"type": {Type: module.TypeStr, Required: true},
@@ -80,7 +81,7 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 	// Every tenant is planned before the first request, so a bad one fails naming it and reads nothing.
 	plans := make([]plan.Tenant, len(tenants))
 	for i, t := range tenants {
-		if plans[i], err = site.Tenant(t.Name, t.Index, t.VMs, t.VNets); err != nil {
+		if plans[i], err = t.Plan(site); err != nil {
 			return module.Result{}, fmt.Errorf("tenants[%d] (%s): %w", i, t.Name, err)
 		}
 	}

@@ -254,3 +254,26 @@ func TestRefusesBadInputBeforeReading(t *testing.T) {
 		t.Fatalf("%d requests before refusing", n)
 	}
 }
+
+// A VM on another VNet than 0 (tenant.vms.vnet) is expected at that VNet's address and drawn on
+// that VNet; without its placement the same VM reads as misaddressed.
+func TestVMOnSecondVNetIsPlannedThere(t *testing.T) {
+	l := newLab(t)
+	l.exec(sdn.VRFModule(), map[string]any{"name": "tdemo", "index": 1, "vnet_count": 2})
+	l.exec(sdn.ApplyModule(), map[string]any{"allow_foreign_pending": true})
+	l.exec(vm.Module(), map[string]any{"name": "tdemo", "index": 1, "template": "9000", "vnet_count": 2,
+		"vms": []any{map[string]any{"index": 1, "vnet": 0}, map[string]any{"index": 2, "vnet": 1}}, "state": "started"})
+	declared := func(vmVNet ...any) map[string]any {
+		return map[string]any{"name": "tdemo", "index": 1, "vms": 2, "vnets": 2, "vm_vnet": vmVNet}
+	}
+	_, md := l.report(false, declared(0, 1))
+	mm := mermaidOf(t, md)
+	wantIn(t, "mermaid", mm,
+		`VNet tn01v1 · VNI 20017<br/>10.20.129.128/25 gw 10.20.129.129"]:::ok`,
+		`VM tdemo-2 · 10102<br/>10.20.129.139<br/>on `, "t0_m1 --- t0_v1")
+	if strings.Contains(mm, "ADDRESS") {
+		t.Fatalf("a VM is flagged misaddressed with its VNet declared:\n%s", mm)
+	}
+	_, md = l.report(false, declared())
+	wantIn(t, "mermaid without vm_vnet", mermaidOf(t, md), "ADDRESS 10.20.129.139, PLAN 10.20.129.11")
+}

@@ -49,6 +49,13 @@ options:
         description: How many VNets the declaration asks for (C(tenant.vnets)).
         type: int
         default: 1
+      vm_vnet:
+        description:
+          - The VNet each VM's NIC is on (C(tenant.vms.vnet)) - VM k on VNet O(tenants[].vm_vnet[k-1]), so its expected address is in that VNet.
+          - Empty puts every VM on VNet 0; otherwise one entry per VM, each below O(tenants[].vnets).
+        type: list
+        elements: int
+        default: []
       records:
         description: The declared records to read back through O(resolver), C(name) relative to the tenant zone (C(@) for the apex).
         type: list
