@@ -201,56 +201,49 @@ seealso:
 '''
 
 EXAMPLES = r'''
-- name: Publish tdemo-1 with its PTR, in the tenant's own zones, with the tenant's key
-  deevnet.tenant.nsupdate_tsig:
-    server: 10.20.99.53
-    zone: tdemo.mobile.deevnet.net
-    key_name: tenant-tdemo
-    key_secret: "{{ tdemo_tsig_secret }}"
-    owner: tdemo
-    record: tdemo-1
-    type: A
-    values: 10.20.129.10
-    ttl: 300
-    ptr: true
-    reverse:
-      zone: 129.20.10.in-addr.arpa
+# The tenant's server, zone and key are the same for every task: set them once for a block.
+- name: Converge tdemo's records, in the tenant's own zones, with the tenant's key
+  module_defaults:
+    deevnet.tenant.nsupdate_tsig:
+      server: 10.20.99.53
+      zone: tdemo.mobile.deevnet.net
+      key_name: tenant-tdemo
+      key_secret: "{{ tdemo_tsig_secret }}"
+  block:
+    - name: Publish tdemo-1 with its PTR
+      deevnet.tenant.nsupdate_tsig:
+        owner: tdemo
+        record: tdemo-1
+        type: A
+        values: 10.20.129.10
+        ttl: 300
+        ptr: true
+        reverse:
+          zone: 129.20.10.in-addr.arpa
 
-- name: Add one address to a round-robin set from a separate task (the other values stay)
-  deevnet.tenant.nsupdate_tsig:
-    server: 10.20.99.53
-    zone: tdemo.mobile.deevnet.net
-    key_name: tenant-tdemo
-    key_secret: "{{ tdemo_tsig_secret }}"
-    record: web
-    values: [10.20.129.11]
+    - name: Add one address to a round-robin set from a separate task (the other values stay)
+      deevnet.tenant.nsupdate_tsig:
+        record: web
+        values: [10.20.129.11]
 
-- name: Several record sets in one UPDATE
-  deevnet.tenant.nsupdate_tsig:
-    server: 10.20.99.53
-    zone: tdemo.mobile.deevnet.net
-    key_name: tenant-tdemo
-    key_secret: "{{ tdemo_tsig_secret }}"
-    owner: tdemo
-    records:
-      - {record: www, type: CNAME, values: tdemo-1}
-      - {record: "@", type: TXT, values: "v=spf1 -all", state: exact}
-      - {record: _dmarc, type: TXT, values: "v=DMARC1; p=reject"}
-      - {record: old, state: absent}
+    - name: Several record sets in one UPDATE
+      deevnet.tenant.nsupdate_tsig:
+        owner: tdemo
+        records:
+          - {record: www, type: CNAME, values: tdemo-1}
+          - {record: "@", type: TXT, values: "v=spf1 -all", state: exact}
+          - {record: _dmarc, type: TXT, values: "v=DMARC1; p=reject"}
+          - {record: old, state: absent}
 
-- name: The reverse zone lives on another server with its own key
-  deevnet.tenant.nsupdate_tsig:
-    server: 10.20.99.53
-    zone: tdemo.mobile.deevnet.net
-    key_name: tenant-tdemo
-    key_secret: "{{ tdemo_tsig_secret }}"
-    record: tdemo-2
-    values: 10.20.129.11
-    ptr: true
-    reverse:
-      server: 10.20.99.54
-      key_name: rev-10-20-129
-      key_secret: "{{ reverse_tsig_secret }}"
+    - name: The reverse zone lives on another server with its own key
+      deevnet.tenant.nsupdate_tsig:
+        record: tdemo-2
+        values: 10.20.129.11
+        ptr: true
+        reverse:
+          server: 10.20.99.54
+          key_name: rev-10-20-129
+          key_secret: "{{ reverse_tsig_secret }}"
 '''
 
 RETURN = r'''

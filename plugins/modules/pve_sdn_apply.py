@@ -101,6 +101,7 @@ reapplied_for:
     - Node zones (C(<node>/<zone> (<status>))) that had not reached the running SDN config - a failed or unfinished
       network reload (node status C(error) or C(pending)) - when nothing was pending, so this task applied again.
       After an apply, the node zones still not C(available) when the task failed.
+    - M(deevnet.tenant.tenant_vrf) and M(deevnet.tenant.pve_sdn_fabric) return the same list when they apply again.
   returned: always
   type: list
   elements: str

@@ -78,15 +78,6 @@ options:
   site:
     description: Overrides of the site plan (C(fabric), C(loopbacks), C(controller), C(asn), ...).
     type: dict
-  state:
-    description: Whether the objects exist.
-    type: str
-    default: present
-    choices: [present, absent]
-  apply:
-    description: Apply the staged changes at once, under the SDN lock; see M(deevnet.tenant.tenant_vrf).
-    type: bool
-    default: false
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
   - deevnet.tenant.sdn_lock
@@ -187,11 +178,11 @@ apply_task:
   type: str
 reapplied_for:
   description:
-    - Node zones (C(<node>/<zone> (<status>))) that had not reached the running SDN config - a failed or unfinished
-      network reload (node status C(error) or C(pending)) - when nothing was pending, so this task applied again.
-      After an apply, the node zones still not C(available) when the task failed.
+    - With O(apply=true), when the fabric, its nodes and the controller needed no write and none was pending, the node
+      zones (the tenants' - the fabric has none) whose network reload had failed or not finished, for which this task
+      applied again, as M(deevnet.tenant.pve_sdn_apply) would (RV(deevnet.tenant.pve_sdn_apply#module:reapplied_for)).
+    - Empty when the apply was for the fabric's changes; if their reload fails, the failure message names the node zones.
   returned: always
   type: list
   elements: str
-  sample: ["dv02hyp002p02/tn01 (error)"]
 '''

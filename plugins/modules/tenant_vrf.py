@@ -88,22 +88,6 @@ options:
       gateway:
         description: The anycast gateway address inside O(vnets[].subnet).
         type: str
-  state:
-    description: Whether the zone, VNets and subnets exist.
-    type: str
-    default: present
-    choices: [present, absent]
-  apply:
-    description:
-      - Apply the staged changes at once, under the SDN lock (take lock, stage with its token, C(PUT /cluster/sdn),
-        wait for the reload task and check its exit status). On a staging failure the lock is rolled back when it was
-        taken with nothing pending (only this task's changes can be discarded), else released.
-      - Leave it C(false) (the default) when a play stages several tenants, and apply once with M(deevnet.tenant.pve_sdn_apply).
-      - With O(apply=true), a node whose SDN zone status is not C(available) after the apply fails the task, and
-        a run with nothing to stage or apply applies again when a node's zone is in C(error) (its last reload
-        failed; RV(reapplied_for)).
-    type: bool
-    default: false
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
   - deevnet.tenant.sdn_lock
@@ -214,11 +198,11 @@ apply_task:
   sample: "UPID:dv02hyp002p02:0001A2B3:00C0FFEE:6650A1B3:reloadnetworkall::root@pam!iac:"
 reapplied_for:
   description:
-    - Node zones (C(<node>/<zone> (<status>))) that had not reached the running SDN config - a failed or unfinished
-      network reload (node status C(error) or C(pending)) - when nothing was pending, so this task applied again.
-      After an apply, the node zones still not C(available) when the task failed.
+    - With O(apply=true), when none of this tenant's objects needed a write or was pending, the node zones (any tenant's,
+      since an apply is cluster-wide) whose network reload had failed or not finished, for which this task applied again;
+      in the form of RV(deevnet.tenant.pve_sdn_apply#module:reapplied_for).
+    - Empty when the apply was for this tenant's changes; if their reload fails, the failure message names the node zones.
   returned: always
   type: list
   elements: str
-  sample: ["dv02hyp002p02/tn01 (error)"]
 '''
