@@ -38,8 +38,33 @@ func join(path, name string) string {
 }
 
 // validateOptions validates raw against opts and returns the coerced, defaulted parameters.
+// In order: names (aliases, unknown options), environment fallbacks, secrets and what was
+// given, the rules between options, then each option's value, then required_if on the result.
 func (v *validator) validateOptions(opts map[string]*Option, raw map[string]any, path string, rules ruleSet) map[string]any {
-	// Resolve aliases to canonical names.
+	in := v.canonical(opts, raw, path)
+	v.fallBack(opts, in)
+	// No-log values are collected before any check, so that even an error message that quotes
+	// the value is masked.
+	for name, o := range opts {
+		if o.NoLog {
+			v.collectSecrets(in[name])
+		}
+	}
+	for k, val := range in {
+		if val != nil {
+			v.given[join(path, k)] = true
+		}
+	}
+	v.checkRules(rules, in, path)
+	out := v.values(opts, in, path)
+	v.checkRequiredIf(rules.requiredIf, out, path)
+	return out
+}
+
+// canonical returns raw keyed by option names, aliases resolved; an unknown option and an
+// alias set to another value than its option are errors. Ansible's own keys (_ansible_*) at
+// the top level are dropped.
+func (v *validator) canonical(opts map[string]*Option, raw map[string]any, path string) map[string]any {
 	aliasOf := map[string]string{}
 	for name, o := range opts {
 		for _, a := range o.Aliases {
@@ -48,8 +73,7 @@ func (v *validator) validateOptions(opts map[string]*Option, raw map[string]any,
 	}
 	in := map[string]any{}
 	var unknown []string
-	keys := sortedKeys(raw)
-	for _, k := range keys {
+	for _, k := range sortedKeys(raw) {
 		val := raw[k]
 		if path == "" && strings.HasPrefix(k, "_ansible_") {
 			continue
@@ -73,8 +97,12 @@ func (v *validator) validateOptions(opts map[string]*Option, raw map[string]any,
 		v.errs = append(v.errs, fmt.Sprintf("Unsupported parameters for (%s) module: %s. Supported parameters include: %s.",
 			v.module, strings.Join(unknown, ", "), strings.Join(supported(opts), ", ")))
 	}
+	return in
+}
 
-	// Environment fallbacks fill options the user did not give.
+// fallBack fills, from the environment, the options the user did not give: the first of an
+// option's variables that is set wins.
+func (v *validator) fallBack(opts map[string]*Option, in map[string]any) {
 	for name, o := range opts {
 		if in[name] != nil || len(o.EnvFallback) == 0 {
 			continue
@@ -86,27 +114,14 @@ func (v *validator) validateOptions(opts map[string]*Option, raw map[string]any,
 			}
 		}
 	}
+}
 
-	// No-log values are collected before any check, so that even an error message that quotes
-	// the value is masked.
-	for name, o := range opts {
-		if o.NoLog {
-			v.collectSecrets(in[name])
-		}
-	}
-
-	for k, val := range in {
-		if val != nil {
-			v.given[join(path, k)] = true
-		}
-	}
-
-	v.checkRules(rules, in, path)
-
+// values returns every option's value, coerced and checked, its default when not given; a
+// required option not given is an error, listed once for all of them.
+func (v *validator) values(opts map[string]*Option, in map[string]any, path string) map[string]any {
 	out := map[string]any{}
-	names := sortedKeys(opts)
 	var missing []string
-	for _, name := range names {
+	for _, name := range sortedKeys(opts) {
 		o := opts[name]
 		val, present := in[name]
 		if !present || val == nil {
@@ -125,7 +140,6 @@ func (v *validator) validateOptions(opts map[string]*Option, raw map[string]any,
 	if len(missing) > 0 {
 		v.errs = append(v.errs, fmt.Sprintf("missing required arguments: %s%s", strings.Join(missing, ", "), where(path)))
 	}
-	v.checkRequiredIf(rules.requiredIf, out, path)
 	return out
 }
 

@@ -126,35 +126,9 @@ func Declarations(m *ModuleOptions) ([]Desired, error) {
 		}
 		site = s
 	}
-	type decl struct {
-		index int
-		opts  Settings
-	}
-	var decls []decl
-	var own []vmVNet // vms[].vnet (vnet.go)
-	if m.Count != nil {
-		n := *m.Count
-		if n < 0 {
-			return nil, fmt.Errorf("count %d: must be 0 or more", n)
-		}
-		for k := 1; k <= n; k++ {
-			decls = append(decls, decl{index: k})
-		}
-	}
-	for i, e := range m.VMs {
-		k := i + 1
-		if e.Index != nil {
-			k = *e.Index
-		}
-		if k < 1 {
-			return nil, fmt.Errorf("vms[%d].index %d: VM indexes start at 1", i, k)
-		}
-		decls = append(decls, decl{index: k, opts: e.Settings})
-		own = append(own, vmVNet{pos: i, k: k, vnet: e.VNet})
-	}
-	maxK := 0
-	for _, d := range decls {
-		maxK = max(maxK, d.index)
+	decls, own, maxK, err := declared(m)
+	if err != nil {
+		return nil, err
 	}
 	t, err := site.Tenant(m.Name, m.Index, max(maxK, 1), m.VNetCount)
 	if err != nil {
@@ -170,14 +144,9 @@ func Declarations(m *ModuleOptions) ([]Desired, error) {
 	if err != nil {
 		return nil, err
 	}
-	tags, err := NormalizeTags(append([]string{t.OwnerTag}, m.Tags...))
+	tags, err := ownedTags(m.Tags, t)
 	if err != nil {
-		return nil, fmt.Errorf("tags: %w", err)
-	}
-	for _, tag := range tags {
-		if o := ownerFromTags([]string{tag}); o != "" && o != strings.ToLower(t.Name) {
-			return nil, fmt.Errorf("tags: %q would mark the VMs as tenant %s's; tenant- tags are reserved for ownership", tag, o)
-		}
+		return nil, err
 	}
 	var sshkeys []string
 	if m.SSHKeys != nil {
@@ -206,33 +175,8 @@ func Declarations(m *ModuleOptions) ([]Desired, error) {
 		if d.Description == "" {
 			d.Description = fmt.Sprintf("%s: VM %d of tenant %s, managed by deevnet.tenant.tenant_vm", pv.FQDN, dc.index, t.Name)
 		}
-		set := dc.opts.over(m.Settings)
-		d.State = State(*set.State)
-		// Zero inside Desired means "not managed"; a zero the user gave is a mistake, not that.
-		if set.Cores != nil {
-			if v := *set.Cores; v < 1 {
-				return nil, fmt.Errorf("VM %s: cores %d: must be in 1..512 (leave it out to keep the template's)", d.Name, v)
-			}
-			d.Cores = *set.Cores
-		}
-		if set.Memory != nil {
-			if v := *set.Memory; v < 16 {
-				return nil, fmt.Errorf("VM %s: memory %d: must be at least 16 (MiB; leave it out to keep the template's)", d.Name, v)
-			}
-			d.Memory = *set.Memory
-		}
-		if set.Template != nil {
-			d.Template = *set.Template
-		}
-		if v := deref(set.Disk); v != "" {
-			n, err := ParseSize(v)
-			if err != nil {
-				return nil, fmt.Errorf("VM %s: disk: %w", d.Name, err)
-			}
-			if n < 1<<20 {
-				return nil, fmt.Errorf("VM %s: disk %q: give a size with a unit, e.g. 20G", d.Name, v)
-			}
-			d.Disk = n
+		if err := d.settle(dc.opts.over(m.Settings)); err != nil {
+			return nil, err
 		}
 		if err := d.Validate(); err != nil {
 			return nil, err
@@ -240,6 +184,89 @@ func Declarations(m *ModuleOptions) ([]Desired, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// decl is one declared VM: its index in the tenant and the settings its vms entry gives.
+type decl struct {
+	index int
+	opts  Settings
+}
+
+// declared lists the VMs the options declare, count's first and then each vms entry's (an
+// index repeated is refused later, naming the VM), with each entry's own VNet (vnet.go) and
+// the highest index, which sizes the plan.
+func declared(m *ModuleOptions) (decls []decl, own []vmVNet, maxK int, err error) {
+	if m.Count != nil {
+		n := *m.Count
+		if n < 0 {
+			return nil, nil, 0, fmt.Errorf("count %d: must be 0 or more", n)
+		}
+		for k := 1; k <= n; k++ {
+			decls = append(decls, decl{index: k})
+		}
+	}
+	for i, e := range m.VMs {
+		k := i + 1
+		if e.Index != nil {
+			k = *e.Index
+		}
+		if k < 1 {
+			return nil, nil, 0, fmt.Errorf("vms[%d].index %d: VM indexes start at 1", i, k)
+		}
+		decls = append(decls, decl{index: k, opts: e.Settings})
+		own = append(own, vmVNet{pos: i, k: k, vnet: e.VNet})
+	}
+	for _, d := range decls {
+		maxK = max(maxK, d.index)
+	}
+	return decls, own, maxK, nil
+}
+
+// ownedTags are the tenant's owner tag and the user's tags, normalised; a user's tag that
+// would mark the VMs as another tenant's is refused (ownership is read from tenant- tags).
+func ownedTags(user []string, t plan.Tenant) ([]string, error) {
+	tags, err := NormalizeTags(append([]string{t.OwnerTag}, user...))
+	if err != nil {
+		return nil, fmt.Errorf("tags: %w", err)
+	}
+	for _, tag := range tags {
+		if o := ownerFromTags([]string{tag}); o != "" && o != strings.ToLower(t.Name) {
+			return nil, fmt.Errorf("tags: %q would mark the VMs as tenant %s's; tenant- tags are reserved for ownership", tag, o)
+		}
+	}
+	return tags, nil
+}
+
+// settle sets d's state and sizes from the VM's settings (its own over the top-level ones).
+// Zero inside Desired means "not managed"; a zero the user gave is a mistake, not that.
+func (d *Desired) settle(set Settings) error {
+	d.State = State(*set.State)
+	if set.Cores != nil {
+		if v := *set.Cores; v < 1 {
+			return fmt.Errorf("VM %s: cores %d: must be in 1..512 (leave it out to keep the template's)", d.Name, v)
+		}
+		d.Cores = *set.Cores
+	}
+	if set.Memory != nil {
+		if v := *set.Memory; v < 16 {
+			return fmt.Errorf("VM %s: memory %d: must be at least 16 (MiB; leave it out to keep the template's)", d.Name, v)
+		}
+		d.Memory = *set.Memory
+	}
+	if set.Template != nil {
+		d.Template = *set.Template
+	}
+	if v := deref(set.Disk); v != "" {
+		n, err := ParseSize(v)
+		if err != nil {
+			return fmt.Errorf("VM %s: disk: %w", d.Name, err)
+		}
+		if n < 1<<20 {
+			return fmt.Errorf("VM %s: disk %q: give a size with a unit, e.g. 20G", d.Name, v)
+		}
+		d.Disk = n
+	}
+	return nil
 }
 
 // placement returns the node a new VM k is cloned on. "first" (the default): O(node), else the
