@@ -32,10 +32,22 @@ func withOptional(o map[string]any, kv ...string) map[string]any {
 	return o
 }
 
-// find is m[id], or PVE's error for a missing object (format takes the id).
-func find[T any](m map[string]*T, id, format string) (*T, error) {
+// PVE's messages for a missing pool or user (formats of the id); a write's message starts with
+// "<op> failed: ".
+const (
+	poolMissing = "pool '%s' does not exist"
+	userMissing = "no such user ('%s')"
+)
+
+// named finds the object the request names in param: its id and m[id], or PVE's error for a
+// missing one, notFound after "<op> failed: " for a write (op "" for a read).
+func named[T any](r *reqCtx, m map[string]*T, param, op, notFound string) (string, *T, error) {
+	id := r.params.Str(param)
 	if o := m[id]; o != nil {
-		return o, nil
+		return id, o, nil
 	}
-	return nil, plainErr(format, id)
+	if op != "" {
+		notFound = op + " failed: " + notFound
+	}
+	return id, nil, plainErr(notFound, id)
 }

@@ -1,6 +1,9 @@
 package pvesim
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestACLResolution(t *testing.T) {
 	st := newState(DefaultConfig(), "x")
@@ -55,6 +58,24 @@ func TestACLResolution(t *testing.T) {
 	for _, p := range []string{"/bogus", "/vms/abc", "/pool/a/b/c/d", "/sdn/zones/a/b/c/d", "vms"} {
 		if validACLPath(p) {
 			t.Errorf("invalid ACL path %s accepted", p)
+		}
+	}
+}
+
+// A missing pool or user answers PVE's message: the type's own wording, after "<op> failed: "
+// for a write (pveproxy: PVE::API2::Pool, PVE::API2::User).
+func TestMissingPoolAndUserMessages(t *testing.T) {
+	c := rootClient(t, startSim(t))
+	for _, tc := range []struct{ method, path, want string }{
+		{"GET", "/pools/nopool", "pool 'nopool' does not exist"},
+		{"PUT", "/pools/nopool", "update pools failed: pool 'nopool' does not exist"},
+		{"DELETE", "/pools/nopool", "delete pool failed: pool 'nopool' does not exist"},
+		{"GET", "/access/users/nobody@pve", "no such user ('nobody@pve')"},
+		{"PUT", "/access/users/nobody@pve", "update user failed: no such user ('nobody@pve')"},
+		{"DELETE", "/access/users/nobody@pve", "delete user failed: no such user ('nobody@pve')"},
+	} {
+		if r := c.do(tc.method, tc.path, nil); r.Status != 500 || strings.TrimSpace(r.Message) != tc.want {
+			t.Errorf("%s %s: %d %q, want 500 %q", tc.method, tc.path, r.Status, r.Message, tc.want)
 		}
 	}
 }

@@ -35,8 +35,7 @@ func (s *Server) poolList(r *reqCtx) (any, error) {
 }
 
 func (s *Server) poolGet(r *reqCtx) (any, error) {
-	id := r.params.Str("poolid")
-	p, err := find(s.st.Pools, id, "pool '%s' does not exist")
+	id, p, err := named(r, s.st.Pools, "poolid", "", poolMissing)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +55,7 @@ func (s *Server) poolCreate(r *reqCtx) (any, error) {
 }
 
 func (s *Server) poolUpdate(r *reqCtx) (any, error) {
-	id := r.params.Str("poolid")
-	p, err := find(s.st.Pools, id, "update pools failed: pool '%s' does not exist")
+	id, p, err := named(r, s.st.Pools, "poolid", "update pools", poolMissing)
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +84,8 @@ func (s *Server) poolUpdate(r *reqCtx) (any, error) {
 }
 
 func (s *Server) poolDelete(r *reqCtx) (any, error) {
-	id := r.params.Str("poolid")
-	if _, err := find(s.st.Pools, id, "delete pool failed: pool '%s' does not exist"); err != nil {
+	id, _, err := named(r, s.st.Pools, "poolid", "delete pool", poolMissing)
+	if err != nil {
 		return nil, err
 	}
 	if len(s.poolMembers(id)) > 0 {

@@ -45,7 +45,7 @@ func (s *Server) userGet(r *reqCtx) (any, error) {
 }
 
 func (s *Server) userUpdate(r *reqCtx) (any, error) {
-	u, err := find(s.st.Users, r.params.Str("userid"), "update user failed: no such user ('%s')")
+	_, u, err := named(r, s.st.Users, "userid", "update user", userMissing)
 	if err != nil {
 		return nil, err
 	}
@@ -64,8 +64,8 @@ func (s *Server) userUpdate(r *reqCtx) (any, error) {
 }
 
 func (s *Server) userDelete(r *reqCtx) (any, error) {
-	id := r.params.Str("userid")
-	if _, err := find(s.st.Users, id, "delete user failed: no such user ('%s')"); err != nil {
+	id, _, err := named(r, s.st.Users, "userid", "delete user", userMissing)
+	if err != nil {
 		return nil, err
 	}
 	if id == "root@pam" {
@@ -79,5 +79,6 @@ func (s *Server) userDelete(r *reqCtx) (any, error) {
 }
 
 func (s *Server) userOf(r *reqCtx) (*User, error) {
-	return find(s.st.Users, r.params.Str("userid"), "no such user ('%s')")
+	_, u, err := named(r, s.st.Users, "userid", "", userMissing)
+	return u, err
 }
