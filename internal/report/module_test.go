@@ -277,3 +277,24 @@ func TestVMOnSecondVNetIsPlannedThere(t *testing.T) {
 	_, md = l.report(false, declared())
 	wantIn(t, "mermaid without vm_vnet", mermaidOf(t, md), "ADDRESS 10.20.129.139, PLAN 10.20.129.11")
 }
+
+// A failed GET ends the read: Read returns its error, naming the path, and sends no request
+// after it (the next lists, the VNets' subnets, the guests).
+func TestReadStopsAtTheFirstFailure(t *testing.T) {
+	l := newLab(t)
+	l.srv.InjectFault(pvesim.Fault{Method: "GET", Path: "/cluster/sdn/controllers", Status: 500, Message: "broken"})
+	before := l.srv.Stats().Requests
+	_, err := report.Read(t.Context(), l.root)
+	if err == nil || !strings.Contains(err.Error(), "reading back /cluster/sdn/controllers") {
+		t.Fatalf("Read: %v, want the failed GET named", err)
+	}
+	after := l.srv.Stats().Requests
+	for _, p := range []string{"GET /cluster/sdn/zones", "GET /cluster/sdn/vnets", "GET /cluster/resources"} {
+		if after[p] != before[p] {
+			t.Errorf("%s sent %d time(s) after the failure", p, after[p]-before[p])
+		}
+	}
+	if after["GET /nodes"] != before["GET /nodes"]+1 {
+		t.Errorf("GET /nodes sent %d time(s), want 1 (the reads before the failure)", after["GET /nodes"]-before["GET /nodes"])
+	}
+}

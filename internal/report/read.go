@@ -91,94 +91,96 @@ type Substrate struct {
 
 type row = map[string]any
 
-// reader sends the GETs of one Read.
+// reader sends the GETs of one Read. The first failure ends the read: err keeps it, and each
+// later call returns nothing without sending a request, so Read checks once, at the end.
 type reader struct {
 	ctx context.Context
 	c   *pve.Client
+	err error
 }
 
-func (r reader) get(path string, q url.Values, out any) error {
-	if err := r.c.Get(r.ctx, path, q, out); err != nil {
-		return fmt.Errorf("reading back %s: %w", path, err)
+// get reads path into out and reports whether it did.
+func (r *reader) get(path string, q url.Values, out any) bool {
+	if r.err != nil {
+		return false
 	}
-	return nil
+	if err := r.c.Get(r.ctx, path, q, out); err != nil {
+		r.err = fmt.Errorf("reading back %s: %w", path, err)
+		return false
+	}
+	return true
 }
 
 // list reads the rows at path and converts each.
-func list[T any](r reader, path string, q url.Values, conv func(row) T) ([]T, error) {
+func list[T any](r *reader, path string, conv func(row) T) []T {
 	var rows []row
-	if err := r.get(path, q, &rows); err != nil {
-		return nil, err
+	if !r.get(path, nil, &rows) {
+		return nil
 	}
 	var out []T
 	for _, x := range rows {
 		out = append(out, conv(x))
 	}
-	return out, nil
+	return out
 }
 
 // Read reads the substrate's running SDN configuration and its guests. It sends only GETs.
 func Read(ctx context.Context, c *pve.Client) (Substrate, error) {
-	var s Substrate
-	r := reader{ctx: ctx, c: c}
-	var err error
-	if s.Nodes, err = list(r, "/nodes", nil, func(x row) Node {
-		return Node{Name: str(x["node"]), Status: str(x["status"])}
-	}); err != nil {
-		return s, err
+	r := &reader{ctx: ctx, c: c}
+	s := Substrate{
+		Nodes:       list(r, "/nodes", asNode),
+		Fabrics:     list(r, "/cluster/sdn/fabrics/fabric", asFabric),
+		FabricNodes: list(r, "/cluster/sdn/fabrics/node", asFabricNode),
+		Controllers: list(r, "/cluster/sdn/controllers", asController),
+		Zones:       list(r, "/cluster/sdn/zones", asZone),
+		VNets:       readVNets(r),
+		VMs:         readVMs(r),
 	}
-	if s.Fabrics, err = list(r, "/cluster/sdn/fabrics/fabric", nil, func(x row) Fabric {
-		return Fabric{ID: str(x["id"]), Protocol: str(x["protocol"]), Prefix: str(x["ip_prefix"])}
-	}); err != nil {
-		return s, err
-	}
-	if s.FabricNodes, err = list(r, "/cluster/sdn/fabrics/node", nil, func(x row) FabricNode {
-		return FabricNode{Fabric: str(x["fabric_id"]), Node: str(x["node_id"]), IP: str(x["ip"])}
-	}); err != nil {
-		return s, err
-	}
-	if s.Controllers, err = list(r, "/cluster/sdn/controllers", nil, func(x row) Controller {
-		return Controller{ID: str(x["controller"]), Type: str(x["type"]), ASN: str(x["asn"])}
-	}); err != nil {
-		return s, err
-	}
-	if s.Zones, err = list(r, "/cluster/sdn/zones", nil, func(x row) Zone {
-		return Zone{ID: str(x["zone"]), Type: str(x["type"]), Controller: str(x["controller"]), VRFVXLAN: str(x["vrf-vxlan"])}
-	}); err != nil {
-		return s, err
-	}
-	if s.VNets, err = readVNets(r); err != nil {
-		return s, err
-	}
-	if s.VMs, err = readVMs(r); err != nil {
-		return s, err
-	}
-	return s, nil
+	return s, r.err
+}
+
+// What Read keeps of the rows PVE lists.
+
+func asNode(x row) Node { return Node{Name: str(x["node"]), Status: str(x["status"])} }
+
+func asFabric(x row) Fabric {
+	return Fabric{ID: str(x["id"]), Protocol: str(x["protocol"]), Prefix: str(x["ip_prefix"])}
+}
+
+func asFabricNode(x row) FabricNode {
+	return FabricNode{Fabric: str(x["fabric_id"]), Node: str(x["node_id"]), IP: str(x["ip"])}
+}
+
+func asController(x row) Controller {
+	return Controller{ID: str(x["controller"]), Type: str(x["type"]), ASN: str(x["asn"])}
+}
+
+func asZone(x row) Zone {
+	return Zone{ID: str(x["zone"]), Type: str(x["type"]), Controller: str(x["controller"]), VRFVXLAN: str(x["vrf-vxlan"])}
+}
+
+func asVNet(x row) VNet {
+	return VNet{ID: str(x["vnet"]), Zone: str(x["zone"]), Tag: str(x["tag"]), Alias: str(x["alias"])}
+}
+
+func asSubnet(x row) Subnet {
+	return Subnet{ID: str(x["subnet"]), CIDR: str(x["cidr"]), Gateway: str(x["gateway"])}
 }
 
 // readVNets reads the VNets, each with its subnets.
-func readVNets(r reader) ([]VNet, error) {
-	vnets, err := list(r, "/cluster/sdn/vnets", nil, func(x row) VNet {
-		return VNet{ID: str(x["vnet"]), Zone: str(x["zone"]), Tag: str(x["tag"]), Alias: str(x["alias"])}
-	})
-	if err != nil {
-		return nil, err
-	}
+func readVNets(r *reader) []VNet {
+	vnets := list(r, "/cluster/sdn/vnets", asVNet)
 	for i, v := range vnets {
-		if vnets[i].Subnets, err = list(r, "/cluster/sdn/vnets/"+url.PathEscape(v.ID)+"/subnets", nil, func(x row) Subnet {
-			return Subnet{ID: str(x["subnet"]), CIDR: str(x["cidr"]), Gateway: str(x["gateway"])}
-		}); err != nil {
-			return nil, err
-		}
+		vnets[i].Subnets = list(r, "/cluster/sdn/vnets/"+url.PathEscape(v.ID)+"/subnets", asSubnet)
 	}
-	return vnets, nil
+	return vnets
 }
 
 // readVMs reads the QEMU guests by VMID, each but a template with its address and bridge.
-func readVMs(r reader) ([]VM, error) {
+func readVMs(r *reader) []VM {
 	var rows []row
-	if err := r.get("/cluster/resources", url.Values{"type": {"vm"}}, &rows); err != nil {
-		return nil, err
+	if !r.get("/cluster/resources", url.Values{"type": {"vm"}}, &rows) {
+		return nil
 	}
 	var vms []VM
 	for _, x := range rows {
@@ -189,8 +191,8 @@ func readVMs(r reader) ([]VM, error) {
 			Pool: str(x["pool"]), Template: str(x["template"]) == "1"}
 		if !vm.Template {
 			var cfg row
-			if err := r.get(fmt.Sprintf("/nodes/%s/qemu/%d/config", url.PathEscape(vm.Node), vm.VMID), nil, &cfg); err != nil {
-				return nil, err
+			if !r.get(fmt.Sprintf("/nodes/%s/qemu/%d/config", url.PathEscape(vm.Node), vm.VMID), nil, &cfg) {
+				return nil
 			}
 			vm.IPConfig = str(cfg["ipconfig0"])
 			vm.Bridge = netField(str(cfg["net0"]), "bridge")
@@ -198,7 +200,7 @@ func readVMs(r reader) ([]VM, error) {
 		vms = append(vms, vm)
 	}
 	sort.Slice(vms, func(i, j int) bool { return vms[i].VMID < vms[j].VMID })
-	return vms, nil
+	return vms
 }
 
 // str and atoi read PVE's loosely typed JSON values (internal/jsonval).
