@@ -60,7 +60,7 @@ type Entry struct {
 	Options reflect.Type
 }
 
-// SelectKey is the argument by which the go_module action plugin (plugins/action/go_module.py)
+// SelectKey is the argument by which the action plugins (GoModuleAction, plugins/plugin_utils/go_module.py)
 // names the module a binary is to be, as "<namespace>.<collection>.<module>"; one binary holds
 // several modules (docs/adr/0011-binary-selection.md). It is never a module option.
 const SelectKey = "_deevnet_tenant_module"
