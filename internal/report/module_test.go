@@ -6,7 +6,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/miekg/dns"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 	"github.com/deevnet/tenant/internal/report"
 	"github.com/deevnet/tenant/internal/sdn"
 	"github.com/deevnet/tenant/internal/vm"
@@ -33,17 +33,7 @@ type lab struct {
 
 func newLab(t *testing.T) *lab {
 	t.Helper()
-	srv, err := pvesim.Start(pvesim.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	id, secret := srv.RootToken()
-	root, err := pve.New(pve.Config{Host: srv.Host(), Port: srv.Port(), TokenID: id, TokenSecret: secret,
-		ValidateCerts: true, CAPath: srv.CAFile(), PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, root := pvesimtest.Start(t, pvesim.DefaultConfig())
 	l := &lab{t: t, srv: srv, root: root, dnsNames: map[string]string{
 		"tdemo-1.tdemo.mobile.deevnet.net. A":   "10.20.129.10",
 		"10.129.20.10.in-addr.arpa. PTR":        "tdemo-1.tdemo.mobile.deevnet.net.",

@@ -12,6 +12,7 @@ import (
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 	"github.com/deevnet/tenant/internal/vm"
 )
 
@@ -32,17 +33,7 @@ type simEnv struct {
 
 func newSim(t testing.TB) *simEnv {
 	t.Helper()
-	srv, err := pvesim.Start(pvesim.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	id, secret := srv.RootToken()
-	root, err := pve.New(pve.Config{Host: srv.Host(), Port: srv.Port(), TokenID: id, TokenSecret: secret,
-		ValidateCerts: true, CAPath: srv.CAFile(), PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, root := pvesimtest.Start(t, pvesim.DefaultConfig())
 	e := &simEnv{t: t, srv: srv, root: root}
 	e.tenantInfra("tenant-tdemo", "tn01", "tn01v0", 20016)
 	srv.ResetStats()

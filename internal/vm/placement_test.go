@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 )
 
 const node2 = "dv02hyp002p03"
@@ -25,17 +24,7 @@ func newSim2(t *testing.T, shared bool) *simEnv {
 		tp.Config["scsi0"] = "shared:base-9000-disk-0,size=3G"
 		tp.Config["ide2"] = "shared:vm-9000-cloudinit,media=cdrom"
 	}
-	srv, err := pvesim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	id, secret := srv.RootToken()
-	root, err := pve.New(pve.Config{Host: srv.Host(), Port: srv.Port(), TokenID: id, TokenSecret: secret,
-		ValidateCerts: true, CAPath: srv.CAFile(), PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, root := pvesimtest.Start(t, cfg)
 	e := &simEnv{t: t, srv: srv, root: root}
 	e.tenantInfra("tenant-tdemo", "tn01", "tn01v0", 20016)
 	srv.ResetStats()

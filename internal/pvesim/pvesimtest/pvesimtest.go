@@ -4,9 +4,30 @@ package pvesimtest
 import (
 	"net"
 	"testing"
+	"time"
 
+	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/pvesim"
 )
+
+// Start runs a simulator with cfg for the test (closed at cleanup) and returns it with a client
+// holding its root token: the certificate checked against the simulator's CA, tasks polled every
+// 5 ms so that a test waits for a task no longer than the simulator takes.
+func Start(t testing.TB, cfg pvesim.Config) (*pvesim.Server, *pve.Client) {
+	t.Helper()
+	srv, err := pvesim.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	id, secret := srv.RootToken()
+	root, err := pve.New(pve.Config{Host: srv.Host(), Port: srv.Port(), TokenID: id, TokenSecret: secret,
+		ValidateCerts: true, CAPath: srv.CAFile(), PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, root
+}
 
 // BadConnection is connection options that must fail, and the option the message must name.
 type BadConnection struct {
