@@ -186,29 +186,9 @@ func TestHookVRF(t *testing.T) {
 }
 
 func benchVRF(b *testing.B, noop bool) {
-	ns := setupVRFs(b, 63)
 	cfg := egress(63, vrfTables)
 	cfg.Forwarding = []string{"tr0"}
-	p, err := ns.Mgr.Plan(cfg)
-	must(b, err)
-	_, err = ns.Mgr.Apply(p)
-	must(b, err)
-	for b.Loop() {
-		if !noop {
-			b.StopTimer()
-			for _, r := range routesIn(b, ns.H, 0, Protocol) {
-				must(b, ns.H.RouteDel(&r))
-			}
-			b.StartTimer()
-		}
-		p, err := ns.Mgr.Plan(cfg)
-		must(b, err)
-		w, err := ns.Mgr.Apply(p)
-		must(b, err)
-		if noop && w != 0 || !noop && w != 127 {
-			b.Fatalf("writes = %d", w)
-		}
-	}
+	benchLoop(b, setupVRFs(b, 63), cfg, noop, 127)
 }
 
 // 63 tenant VRFs: 127 routes (hypervisor default, 63 VRF defaults, 63 return routes).
