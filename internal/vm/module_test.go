@@ -230,33 +230,30 @@ func TestCreateCheckDiffIdempotentRebuildDestroy(t *testing.T) {
 }
 
 func TestFaultsLeaveAStateTheNextRunConverges(t *testing.T) {
+	// Each case is a request fault or a task fault; the run must fail with its message.
 	cases := []struct {
-		name   string
-		inject func(*pvesim.Server)
-		want   string
+		name  string
+		fault pvesim.Fault
+		task  pvesim.TaskFault
 	}{
-		{"clone request refused", func(s *pvesim.Server) {
-			s.InjectFault(pvesim.Fault{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/clone", Nth: 1, Status: 500, Message: "storage 'local-lvm' is busy"})
-		}, "storage 'local-lvm' is busy"},
-		{"clone task fails", func(s *pvesim.Server) {
-			s.FailTask(pvesim.TaskFault{Type: "qmclone", Nth: 1, ExitStatus: "clone failed: lvcreate timed out"})
-		}, "clone failed: lvcreate timed out"},
-		{"config refused after clone", func(s *pvesim.Server) {
-			s.InjectFault(pvesim.Fault{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/config", Nth: 1, Status: 500, Message: "got timeout"})
-		}, "got timeout"},
-		{"resize task fails", func(s *pvesim.Server) {
-			s.FailTask(pvesim.TaskFault{Type: "resize", Nth: 1, ExitStatus: "resize failed: no space"})
-		}, "resize failed: no space"},
-		{"start task fails", func(s *pvesim.Server) {
-			s.FailTask(pvesim.TaskFault{Type: "qmstart", Nth: 1, ExitStatus: "start failed: QEMU exited with code 1"})
-		}, "start failed: QEMU exited with code 1"},
+		{name: "clone request refused", fault: pvesim.Fault{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/clone", Nth: 1, Status: 500, Message: "storage 'local-lvm' is busy"}},
+		{name: "clone task fails", task: pvesim.TaskFault{Type: "qmclone", Nth: 1, ExitStatus: "clone failed: lvcreate timed out"}},
+		{name: "config refused after clone", fault: pvesim.Fault{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/config", Nth: 1, Status: 500, Message: "got timeout"}},
+		{name: "resize task fails", task: pvesim.TaskFault{Type: "resize", Nth: 1, ExitStatus: "resize failed: no space"}},
+		{name: "start task fails", task: pvesim.TaskFault{Type: "qmstart", Nth: 1, ExitStatus: "start failed: QEMU exited with code 1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newSim(t)
-			c.inject(e.srv)
+			want := c.task.ExitStatus
+			if c.fault.Path != "" {
+				e.srv.InjectFault(c.fault)
+				want = c.fault.Message
+			} else {
+				e.srv.FailTask(c.task)
+			}
 			res, code := e.run(tdemo, false, false)
-			if code != 1 || !strings.Contains(fmt.Sprint(res["msg"]), c.want) {
+			if code != 1 || !strings.Contains(fmt.Sprint(res["msg"]), want) {
 				t.Fatalf("faulted run: code %d, msg %v", code, res["msg"])
 			}
 			res, code = e.run(tdemo, false, false)
