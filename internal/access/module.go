@@ -13,15 +13,13 @@ import (
 // Options are pve_tenant_access's options (spec declares their rules).
 type Options struct {
 	pve.Connection
-	Name            string         `opt:"name"`
-	Index           int            `opt:"index"`
-	Site            map[string]any `opt:"site"`
-	State           string         `opt:"state"`
-	Template        int            `opt:"template"`
-	Storages        []string       `opt:"storages"`
-	Bridges         []string       `opt:"bridges"`
-	Privsep         bool           `opt:"privsep"`
-	RegenerateToken bool           `opt:"regenerate_token"`
+	plan.TenantOptions
+	State           string   `opt:"state"`
+	Template        int      `opt:"template"`
+	Storages        []string `opt:"storages"`
+	Bridges         []string `opt:"bridges"`
+	Privsep         bool     `opt:"privsep"`
+	RegenerateToken bool     `opt:"regenerate_token"`
 }
 
 // Module is pve_tenant_access: plugins/modules/pve_tenant_access.py documents it.
@@ -31,17 +29,14 @@ func Module() module.Entry { return module.Declare(spec(), handle) }
 // standard PVE connection options.
 func spec() module.Spec {
 	return module.Spec{
-		Options: pve.WithConnectionOptions(map[string]*module.Option{
-			"name":             {Type: module.TypeStr, Required: true},
-			"index":            {Type: module.TypeInt, Required: true},
-			"site":             {Type: module.TypeDict, Default: map[string]any{}},
+		Options: pve.WithConnectionOptions(plan.WithTenantOptions(map[string]*module.Option{
 			"state":            {Type: module.TypeStr, Default: "present", Choices: []any{"present", "absent"}},
 			"template":         {Type: module.TypeInt, Default: 9000},
 			"storages":         {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"local-lvm"}},
 			"bridges":          {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"vmbr0"}},
 			"privsep":          {Type: module.TypeBool, Default: true},
 			"regenerate_token": {Type: module.TypeBool, Default: false},
-		}),
+		})),
 		SupportsCheckMode: true,
 	}
 }

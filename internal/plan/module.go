@@ -2,13 +2,34 @@ package plan
 
 import "github.com/deevnet/tenant/internal/module"
 
-// ModuleOptions are tenant_plan's options (spec declares their rules).
-type ModuleOptions struct {
+// TenantOptions name a tenant and its site: the options of the modules that derive the tenant's
+// identifiers from exactly these (tenant_plan, pve_tenant_access). WithTenantOptions declares
+// their rules.
+type TenantOptions struct {
 	Name  string         `opt:"name"`
 	Index int            `opt:"index"`
 	Site  map[string]any `opt:"site"`
-	VMs   int            `opt:"vms"`
-	VNets int            `opt:"vnets"`
+}
+
+// WithTenantOptions returns opts plus name and index (required) and site (the seed's site when
+// not given).
+func WithTenantOptions(opts map[string]*module.Option) map[string]*module.Option {
+	all := map[string]*module.Option{
+		"name":  {Type: module.TypeStr, Required: true},
+		"index": {Type: module.TypeInt, Required: true},
+		"site":  {Type: module.TypeDict, Default: map[string]any{}},
+	}
+	for k, v := range opts {
+		all[k] = v
+	}
+	return all
+}
+
+// ModuleOptions are tenant_plan's options (spec declares their rules).
+type ModuleOptions struct {
+	TenantOptions
+	VMs   int `opt:"vms"`
+	VNets int `opt:"vnets"`
 	// VM k on VNet VMVNet[k-1] (tenant.vms.vnet); empty: every VM on VNet 0
 	VMVNet []int `opt:"vm_vnet"`
 }
@@ -20,14 +41,11 @@ func Module() module.Entry { return module.Declare(spec(), handle) }
 func spec() module.Spec {
 	return module.Spec{
 		SupportsCheckMode: true,
-		Options: map[string]*module.Option{
-			"name":    {Type: module.TypeStr, Required: true},
-			"index":   {Type: module.TypeInt, Required: true},
-			"site":    {Type: module.TypeDict, Default: map[string]any{}},
+		Options: WithTenantOptions(map[string]*module.Option{
 			"vms":     {Type: module.TypeInt, Default: 1},
 			"vnets":   {Type: module.TypeInt, Default: 1},
 			"vm_vnet": {Type: module.TypeList, Elements: module.TypeInt, Default: []any{}},
-		},
+		}),
 	}
 }
 
