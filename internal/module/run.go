@@ -115,7 +115,7 @@ func selectModule(raw map[string]any, def string, lookup func(string) (Entry, bo
 	case ok && e.Handler != nil:
 		return full, e, nil
 	case full == "":
-		return "", Entry{}, fmt.Errorf("this binary holds several modules: the argument %s must name one (the action plugin deevnet.tenant.go_module sets it)", SelectKey)
+		return "", Entry{}, fmt.Errorf("this binary holds several modules: the argument %s must name one (each module's action plugin sets it: plugins/plugin_utils/go_module.py)", SelectKey)
 	default:
 		return "", Entry{}, fmt.Errorf("this binary has no module %q", full)
 	}

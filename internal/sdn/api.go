@@ -54,11 +54,12 @@ func (a API) waitLock(ctx context.Context, try func() error) error {
 	}
 }
 
-var pendingView = url.Values{"pending": {"1"}}
+// pendingView asks PVE for the staged (pending) state; a new map each time, as url.Values is mutable.
+func pendingView() url.Values { return url.Values{"pending": {"1"}} }
 
 func (a API) list(ctx context.Context, k Kind, parent, path string) ([]Observed, error) {
 	var rows []map[string]any
-	if err := a.C.Get(ctx, path, pendingView, &rows); err != nil {
+	if err := a.C.Get(ctx, path, pendingView(), &rows); err != nil {
 		return nil, fmt.Errorf("reading %ss: %w", k, err)
 	}
 	return ParseView(k, parent, rows)
@@ -91,7 +92,7 @@ func (a API) Fabrics(ctx context.Context) (fabrics, nodes []Observed, err error)
 		Fabrics []map[string]any `json:"fabrics"`
 		Nodes   []map[string]any `json:"nodes"`
 	}
-	if err := a.C.Get(ctx, "/cluster/sdn/fabrics/all", pendingView, &all); err != nil {
+	if err := a.C.Get(ctx, "/cluster/sdn/fabrics/all", pendingView(), &all); err != nil {
 		return nil, nil, fmt.Errorf("reading fabrics: %w", err)
 	}
 	if fabrics, err = ParseView(KindFabric, "", all.Fabrics); err != nil {
