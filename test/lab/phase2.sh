@@ -4,21 +4,25 @@
 #   1. lab.sh boot: both nodes installed, only the inventory's first hypervisor is a member: the
 #      operator runs the shipped playbooks with `-e substrate_hypervisors=phase1`, a group of an
 #      extra inventory source naming only that node (the inventory itself stays as it is);
-#   2. onboard tdemo and converge it with one VM (tdemo.yml, vms.count 1): on the first node;
-#      the lab's checks on the member only, and the second node has no tdemo VRF;
+#   2. the perimeter playbook; onboard tdemo and converge it with its first VM only (tdemo.yml with
+#      vms.count 1; its VNets as declared): on the first node; checks on the member only (trunk,
+#      tdemo's VRF, VNet and VNIs, the VM's gateway, its egress through the perimeter), and the
+#      second node has no tdemo VRF;
 #   3. snapshot of pvesim's objects (zones, VNets, subnets, controllers, fabrics, pools, ACLs,
 #      users and tokens, every VM's node and config), read from its API;
 #   4. Phase 2: the fabric playbook with the full inventory (the second node's network, transit
-#      route, fabric member, apply), then tdemo converged as declared (test/lab/tenants/tdemo.yml,
-#      vms.count 2, placement spread: tdemo-2 on the second node), pvesim's request counters reset
-#      before it;
+#      route, fabric member, apply), then tdemo converged as declared (test/lab/tenants/tdemo.yml:
+#      3 VMs on 2 VNets, placement spread: tdemo-2 on the second node, tdemo-3 on the first, VNet 1),
+#      pvesim's request counters reset before it;
 #   5. checks: every object of tdemo in the snapshot is unchanged after the fabric run and after the
 #      tenant run (the zone's `nodes` aside, which must have grown by exactly the new node: see
-#      check_objects), tdemo-1 did not move, tdemo-2 is on the new node, then lab.sh check on both
-#      nodes: the new node's VRF, VNet and both VNIs in FRR, EVPN type-2/3 both ways, tdemo-2 ->
-#      tdemo-1 over the VNet's VXLAN (L2VNI).
+#      check_objects), tdemo-1 did not move, tdemo-2 is on the new node, then on both nodes: trunk,
+#      underlay, OpenFabric, BGP EVPN, BFD, the new node's VRF, VNets and both VNIs in FRR, EVPN
+#      type-2/3 both ways, tdemo-1 <-> tdemo-2 over the VNet's VXLAN (L2VNI), tdemo-2 <-> tdemo-3
+#      through the VRF (L3VNI), every VM's egress (the new node's through its VRF default route).
 # Prints one ok/FAIL line per check and the time of every step; exit 1 on any FAIL.
-# env: LAB_DIR (default /tmp/dvt-lab-phase2.<pid>), LAB_KEEP=1 keeps the lab up, and lab.sh's.
+# env: LAB_DIR (default /tmp/dvt-lab-phase2.<pid>), LAB_KEEP=1 keeps the lab up, LAB_LOGS (the run's
+# logs are copied there; default LAB_DIR.logs when the run failed), and lab.sh's.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/lab
@@ -145,6 +149,14 @@ PY
 
 # vm_node NAME: the node pvesim placed the VM on (LAB_DIR/vms, read back by lab.sh vms)
 vm_node() { awk -v n="$1" '$2 == n {print $3}' "$LAB_DIR/vms"; }
+
+# the checks on a kept lab (LAB_KEEP=1), to see them fail with a cause removed:
+#   phase2.sh snapshot FILE                       pvesim's objects now
+#   phase2.sh compare BEFORE AFTER TENANT NEWNODE  check_objects
+case ${1:-} in
+  snapshot) snapshot "$2"; exit;;
+  compare) shift; check_objects "$@" "compare"; exit;;
+esac
 
 # on exit: the run's logs (each playbook's, each node's reloads, pvesim's, the snapshots, the VMs and
 # the rendered files) copied to LAB_LOGS (default LAB_DIR.logs, kept only when the run failed), then
