@@ -20,8 +20,8 @@
 #                     first VM; then the second node joins (fabric playbook) and tdemo is converged as
 #                     declared (3 VMs, 2 VNets, one VM on the new node): tdemo's objects unchanged but
 #                     the zone's nodes (+ the new node), trunks, fabric, EVPN, L2VNI, L3VNI, egress on
-#                     both nodes. In TEST_TARGETS (branch phase2: three clean runs in a row, 8 min at
-#                     load 4-7; the earlier "vmbr0.50 does not exist" was two labs sharing ansible's
+#                     both nodes. In TEST_TARGETS (branch phase2: four clean runs in a row, 4.5-9 min at
+#                     load 2-8; the earlier "vmbr0.50 does not exist" was two labs sharing ansible's
 #                     ssh ControlPath: test/lab/README.md, Findings).
 #   make demo-lab / demo-lab-down   test/lab/demo.sh: the lab with tdemo, ending with a ping and a dig from
 #                     inside tdemo-1 (kept running; LAB_DIR=/tmp/dvt-lab-demo)
