@@ -223,6 +223,9 @@ inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
         "tenant_sdn_apply_timeout": int(apply_timeout), "tenant_fabric_apply_timeout": int(apply_timeout)}},
        "children": {"hypervisors": {"hosts": {n.split(",")[0]: {
           "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
+          # ansible's ControlPath is <dir>/hash(host, port, user): the same for every lab's node;
+          # per lab for whoever runs ansible with this inventory (lab.sh, molecule, by hand)
+          "ansible_control_path_dir": lab + "/cp",
           "ansible_python_interpreter": "/usr/bin/python3",
           # a PVE node has no sudo; root is already root
           "ansible_become_method": "ansible.builtin.su"} for n in nodes}},
@@ -230,6 +233,7 @@ inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
        "perimeter": {"hosts": {"perimeter": {
           "ansible_host": "10.20.10.254", "ansible_user": "root",
           "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
+          "ansible_control_path_dir": lab + "/cp",
           "ansible_python_interpreter": "/usr/bin/python3",
           "ansible_become_method": "ansible.builtin.su"}}}}}}
 with open(lab + "/inventory.yml", "w") as f:

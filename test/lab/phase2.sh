@@ -4,21 +4,25 @@
 #   1. lab.sh boot: both nodes installed, only the inventory's first hypervisor is a member: the
 #      operator runs the shipped playbooks with `-e substrate_hypervisors=phase1`, a group of an
 #      extra inventory source naming only that node (the inventory itself stays as it is);
-#   2. onboard tdemo and converge it with one VM (tdemo.yml, vms.count 1): on the first node;
-#      the lab's checks on the member only, and the second node has no tdemo VRF;
+#   2. the perimeter playbook; onboard tdemo and converge it with its first VM only (tdemo.yml with
+#      vms.count 1; its VNets as declared): on the first node; checks on the member only (trunk,
+#      tdemo's VRF, VNet and VNIs, the VM's gateway, its egress through the perimeter), and the
+#      second node has no tdemo VRF;
 #   3. snapshot of pvesim's objects (zones, VNets, subnets, controllers, fabrics, pools, ACLs,
 #      users and tokens, every VM's node and config), read from its API;
 #   4. Phase 2: the fabric playbook with the full inventory (the second node's network, transit
-#      route, fabric member, apply), then tdemo converged as declared (test/lab/tenants/tdemo.yml,
-#      vms.count 2, placement spread: tdemo-2 on the second node), pvesim's request counters reset
-#      before it;
+#      route, fabric member, apply), then tdemo converged as declared (test/lab/tenants/tdemo.yml:
+#      3 VMs on 2 VNets, placement spread: tdemo-2 on the second node, tdemo-3 on the first, VNet 1),
+#      pvesim's request counters reset before it;
 #   5. checks: every object of tdemo in the snapshot is unchanged after the fabric run and after the
 #      tenant run (the zone's `nodes` aside, which must have grown by exactly the new node: see
-#      check_objects), tdemo-1 did not move, tdemo-2 is on the new node, then lab.sh check on both
-#      nodes: the new node's VRF, VNet and both VNIs in FRR, EVPN type-2/3 both ways, tdemo-2 ->
-#      tdemo-1 over the VNet's VXLAN (L2VNI).
+#      check_objects), tdemo-1 did not move, tdemo-2 is on the new node, then on both nodes: trunk,
+#      underlay, OpenFabric, BGP EVPN, BFD, the new node's VRF, VNets and both VNIs in FRR, EVPN
+#      type-2/3 both ways, tdemo-1 <-> tdemo-2 over the VNet's VXLAN (L2VNI), tdemo-2 <-> tdemo-3
+#      through the VRF (L3VNI), every VM's egress (the new node's through its VRF default route).
 # Prints one ok/FAIL line per check and the time of every step; exit 1 on any FAIL.
-# env: LAB_DIR (default /tmp/dvt-lab-phase2.<pid>), LAB_KEEP=1 keeps the lab up, and lab.sh's.
+# env: LAB_DIR (default /tmp/dvt-lab-phase2.<pid>), LAB_KEEP=1 keeps the lab up, LAB_LOGS (the run's
+# logs are copied there; default LAB_DIR.logs when the run failed), and lab.sh's.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/lab
@@ -146,7 +150,28 @@ PY
 # vm_node NAME: the node pvesim placed the VM on (LAB_DIR/vms, read back by lab.sh vms)
 vm_node() { awk -v n="$1" '$2 == n {print $3}' "$LAB_DIR/vms"; }
 
-[ "${LAB_KEEP:-}" = 1 ] || trap '"$LAB" down >/dev/null 2>&1 || true' EXIT
+# the checks on a kept lab (LAB_KEEP=1), to see them fail with a cause removed:
+#   phase2.sh snapshot FILE                       pvesim's objects now
+#   phase2.sh compare BEFORE AFTER TENANT NEWNODE  check_objects
+case ${1:-} in
+  snapshot) snapshot "$2"; exit;;
+  compare) shift; check_objects "$@" "compare"; exit;;
+esac
+
+# on exit: the run's logs (each playbook's, each node's reloads, pvesim's, the snapshots, the VMs and
+# the rendered files) copied to LAB_LOGS (default LAB_DIR.logs, kept only when the run failed), then
+# the lab down unless LAB_KEEP=1
+finish() {
+  local r=$? keep=${LAB_LOGS:-}
+  [ $r = 0 ] && [ $rc = 0 ] || keep=${keep:-$LAB_DIR.logs}
+  if [ -n "$keep" ] && [ -d "$LAB_DIR" ]; then
+    mkdir -p "$keep"
+    (cd "$LAB_DIR" && cp -r -- $(ls -d ./*.log ./*.json ./vms ./nodes* ./*.yml ./render 2>/dev/null | grep -v -e pvesim-token -e inventory.yml) "$keep/") 2>/dev/null || true
+    log "logs kept in $keep"
+  fi
+  [ "${LAB_KEEP:-}" = 1 ] || "$LAB" down >/dev/null 2>&1 || true
+}
+trap finish EXIT
 T0=$(date +%s%N)
 t=$(date +%s%N); "$LAB" boot >/dev/null; log "boot (guest, both nodes as installed, pvesim, DNS lab) in $(ms $t) ms"
 read -r -a NODES < "$LAB_DIR/nodes"
@@ -156,21 +181,29 @@ cp "$LAB_DIR/nodes" "$LAB_DIR/nodes.all"
 # of an extra inventory source, named by substrate_hypervisors
 printf 'all:\n  children:\n    phase1:\n      hosts:\n        %s: {}\n' "$FIRST" > "$LAB_DIR/phase1.yml"
 P1=(-i "$LAB_DIR/phase1.yml" -e substrate_hypervisors=phase1)
-"$VENV/bin/python" -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); d["tenant"]["vms"]["count"] = 1; yaml.safe_dump(d, open(sys.argv[2], "w"))' \
-  "$TDEMO" "$LAB_DIR/tdemo-phase1.yml"
-read -r NAME INDEX < <("$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"])' "$TDEMO")
+# phase 1's tdemo: the declaration with its first VM only (and that VM's VNet choice); its VNets as declared
+"$VENV/bin/python" -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); v = d["tenant"]["vms"]; v["count"] = 1
+if "vnet" in v: v["vnet"] = v["vnet"][:1]
+yaml.safe_dump(d, open(sys.argv[2], "w"))' "$TDEMO" "$LAB_DIR/tdemo-phase1.yml"
+read -r NAME INDEX COUNT < <("$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"], t["vms"]["count"])' "$TDEMO")
+VRF=vrf_$(printf 'tn%02d' "$INDEX")
 t=$(date +%s%N); play 1-fabric deevnet.tenant.fabric "${P1[@]}"; log "phase 1 fabric ($FIRST only) in $(ms $t) ms"
+# the perimeter (NAT, policy, its route back to the overlay through the first node): the egress checks
+# of both phases go through it
+t=$(date +%s%N); play 1-perimeter deevnet.tenant.perimeter; log "perimeter in $(ms $t) ms"
 t=$(date +%s%N)
 play 1-onboard deevnet.tenant.onboard "${P1[@]}" -e "tenant_name=$NAME" -e "tenant_index=$INDEX"
 play 1-tenant deevnet.tenant.tenant "${P1[@]}" -e "tenant_file=$LAB_DIR/tdemo-phase1.yml"
 "$LAB" vms
 log "phase 1 $NAME (onboard, tenant with 1 VM, VM namespace) in $(ms $t) ms"
+# phase 1's checks on the member only: its trunk, the tenant's VRF, VNet and VNIs, the VM's gateway
+# and its egress through the perimeter
 echo "${NODES[0]} " > "$LAB_DIR/nodes"
-t=$(date +%s%N); "$LAB" check || rc=1; log "phase 1 checks ($FIRST) in $(ms $t) ms"
+t=$(date +%s%N); "$LAB" only box fabric tenants egress || rc=1; log "phase 1 checks ($FIRST) in $(ms $t) ms"
 cp "$LAB_DIR/nodes.all" "$LAB_DIR/nodes"
 [ "$(vm_node "$NAME-1")" = "$FIRST" ] && ok "phase 1: $NAME-1 on $FIRST" || fail "phase 1: $NAME-1 on '$(vm_node "$NAME-1")', not $FIRST"
-if "$LAB" ssh "$NEW" 'ip link show vrf_tn01' >/dev/null 2>&1; then fail "phase 1: $NEW has a tenant VRF before it is a member"
-else ok "phase 1: $NEW (not a member yet) has no tenant VRF"; fi
+if "$LAB" ssh "$NEW" "ip link show $VRF" >/dev/null 2>&1; then fail "phase 1: $NEW has $VRF before it is a member"
+else ok "phase 1: $NEW (not a member yet) has no $VRF"; fi
 snapshot "$LAB_DIR/snap-1.json"
 
 # phase 2: the second node joins (the inventory as it is), then tdemo as declared
@@ -180,14 +213,17 @@ check_objects "$LAB_DIR/snap-1.json" "$LAB_DIR/snap-2.json" "$NAME" "" "phase 2,
 stats reset
 t=$(date +%s%N)
 play 2-tenant deevnet.tenant.tenant -e "tenant_file=$TDEMO"
-log "phase 2 $NAME (tenant, 2 VMs spread) in $(ms $t) ms"
+log "phase 2 $NAME (tenant, $COUNT VMs spread) in $(ms $t) ms"
 stats show
 snapshot "$LAB_DIR/snap-3.json"
 check_objects "$LAB_DIR/snap-1.json" "$LAB_DIR/snap-3.json" "$NAME" "$NEW" "phase 2, after the tenant run" || rc=1
 "$LAB" vms
 [ "$(vm_node "$NAME-1")" = "$FIRST" ] && ok "phase 2: $NAME-1 still on $FIRST" || fail "phase 2: $NAME-1 on '$(vm_node "$NAME-1")'"
 [ "$(vm_node "$NAME-2")" = "$NEW" ] && ok "phase 2: $NAME-2 placed on the new node $NEW" || fail "phase 2: $NAME-2 on '$(vm_node "$NAME-2")', not $NEW"
-t=$(date +%s%N); "$LAB" check || rc=1; log "phase 2 checks (both nodes) in $(ms $t) ms"
+# both nodes: trunks, underlay, OpenFabric, BGP EVPN, BFD; the new node's VRF, VNets and VNIs, type-2/3
+# both ways; the VNet's VXLAN (L2VNI) and the VRF's (L3VNI) across the nodes; every VM's egress (the
+# new node's VM through its VRF default route, set by the tenant playbook's routes on that node)
+t=$(date +%s%N); "$LAB" only box fabric tenants l2vni l3vni egress || rc=1; log "phase 2 checks (both nodes) in $(ms $t) ms"
 log "total $(ms "$T0") ms"
 [ $rc = 0 ] && log "all ok" || log "FAILED"
 exit $rc

@@ -69,6 +69,17 @@ cp -r "$ROOT/examples/substrate" "$W/repo"
 REPO=$W/repo
 hv(){ "$VENV/bin/ansible-inventory" -i "$REPO/inventory" --host "$1" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["substrate_node"][sys.argv[1]])' "$2"; }
 
+# The example's DNS endpoints as a site would have them (templates resolved, no lab override):
+# PowerDNS (RFC 2136 server and HTTP API) and the site resolver (Unbound on :53) are two daemons,
+# so they cannot share one address and port (the example had both on 10.20.99.1:53).
+dns_eps=$("$VENV/bin/ansible" -i "$REPO/inventory" localhost -e vault_substrate_pdns_api_key=unused -m ansible.builtin.debug \
+  -a 'msg={{ [substrate_pdns.server ~ ":" ~ substrate_pdns.port, substrate_pdns.api_url | urlsplit("hostname"), substrate_resolver.server ~ ":" ~ substrate_resolver.port] | join(" ") }}' 2>&1 \
+  | sed -n 's/^ *"msg": "\(.*\)"$/\1/p')
+read -r pdns_ep pdns_api res_ep <<<"$dns_eps"
+if [ -n "$res_ep" ] && [ "$pdns_ep" != "$res_ep" ] && [ "${pdns_ep%:*}" = "$pdns_api" ]; then
+  pass "example inventory: PowerDNS $pdns_ep (API on $pdns_api), the site resolver on $res_ep"
+else fail "example inventory: PowerDNS '$pdns_ep' (API on '$pdns_api') and the site resolver '$res_ep' must be two endpoints"; fi
+
 # --- one private namespace per hypervisor, addressed as its host_vars say --------------------------
 for n in $NODES; do
   x=$(ns "$n"); ip netns add "$x"; ip -n "$x" link set lo up
