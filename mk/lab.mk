@@ -7,15 +7,17 @@
 #   make test-lab     lab.sh test: boot, wire, fabric playbook (examples/substrate as it is), checks
 #                     (trunk, underlay, OpenFabric routes, BGP EVPN, BFD), down. About 6-10 min on 2
 #                     TCG cores. Not in TEST_TARGETS itself: test-lab-tenants runs it all and more.
-#   make test-lab-tenants   the same with LAB_TENANTS="tdemo.yml tother.yml" LAB_DESTROY=tdemo.yml: perimeter
-#                     playbook, resolver host (Unbound with onboarding's stub files), onboard + tenant
-#                     playbooks for tdemo (2 VNets, 3 VMs) and tother (2 VMs), VM namespaces from pvesim;
-#                     checks: tenants, L2VNI, L3VNI, egress with the NAT address, dig A/PTR through
-#                     10.20.99.1, isolation; destroy tdemo, check it is gone, every check again. In
-#                     TEST_TARGETS (test/lab/README.md, Measured).
+#   make test-lab-tenants   = make test-lab-molecule: stage D as the molecule scenario (one lab in CI)
+#                     In TEST_TARGETS (test/lab/README.md, Measured). `LAB_TENANTS="test/lab/tenants/tdemo.yml
+#                     test/lab/tenants/tother.yml" LAB_DESTROY=test/lab/tenants/tdemo.yml test/lab/lab.sh test`
+#                     is the same flow without molecule (`make test-lab-stage-d`).
 #   make lab-up / lab-down   keep the lab (lab-up prints LAB_DIR=...; lab-down needs it)
-#   make test-lab-molecule   molecule scenario extensions/molecule/lab: create = lab.sh boot, converge =
-#                     the shipped playbooks, idempotence (changed=0), verify = lab.sh vms + check, destroy
+#   make test-lab-molecule   molecule scenario extensions/molecule/lab, stage D: create = lab.sh boot +
+#                     resolver-up; converge = the shipped fabric and perimeter playbooks, onboard + tenant for
+#                     tdemo (2 VNets, 3 VMs) and tother (2 VMs); idempotence (changed=0 on every host);
+#                     verify = lab.sh vms + every check (box, fabric, tenants, L2VNI, L3VNI, egress with the
+#                     NAT address, dig A/PTR through 10.20.99.1, isolation); side_effect = the destroy
+#                     playbook for tdemo; verify again (tdemo gone from both nodes, every tother check); destroy
 #   make test-lab-phase2     test/lab/phase2.sh: fabric with the first node only, perimeter, tdemo with its
 #                     first VM; then the second node joins (fabric playbook) and tdemo is converged as
 #                     declared (3 VMs, 2 VNets, one VM on the new node): tdemo's objects unchanged but
@@ -23,8 +25,10 @@
 #                     both nodes. In TEST_TARGETS (branch phase2: four clean runs in a row, 4.5-9 min at
 #                     load 2-8; the earlier "vmbr0.50 does not exist" was two labs sharing ansible's
 #                     ssh ControlPath: test/lab/README.md, Findings).
-#   make demo-lab / demo-lab-down   test/lab/demo.sh: the lab with tdemo, ending with a ping and a dig from
-#                     inside tdemo-1 (kept running; LAB_DIR=/tmp/dvt-lab-demo)
+#   make demo-lab / demo-lab-down   test/lab/demo.sh: the lab with tdemo, ending with a ping to tdemo-2 on the
+#                     other node and a dig A and PTR of tdemo-1 through the resolver host 10.20.99.1, from
+#                     inside tdemo-1; fails if either is missing (kept running; LAB_DIR=/tmp/dvt-lab-demo).
+#                     3 min 43 s at load 3-5
 
 LAB_TIMEOUT ?= 2400
 
@@ -36,11 +40,15 @@ LAB_MOLECULE_DIR ?= /tmp/dvt-molecule-lab
 LAB_MOLECULE_ENV = PATH="$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(ROOT)/.lint-collections" \
 	LAB_DIR="$(LAB_MOLECULE_DIR)" PVESIM="$(ROOT)/bin/pvesim"
 
-.PHONY: test-lab test-lab-tenants lab-up lab-down test-lab-molecule test-lab-phase2 demo-lab demo-lab-down
+.PHONY: test-lab test-lab-tenants test-lab-stage-d lab-up lab-down test-lab-molecule test-lab-phase2 demo-lab demo-lab-down
 test-lab: build venv tools
 	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
-test-lab-tenants: build venv tools
+# CI boots one lab for stage D: the molecule scenario (converge, idempotence, every check, destroy
+# tdemo, checks again); test-lab-stage-d is the same flow through lab.sh test alone
+test-lab-tenants: test-lab-molecule
+
+test-lab-stage-d: build venv tools
 	LAB_TENANTS="$(ROOT)/test/lab/tenants/tdemo.yml $(ROOT)/test/lab/tenants/tother.yml" LAB_DESTROY=$(ROOT)/test/lab/tenants/tdemo.yml \
 	  timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
