@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/netlab"
 	"github.com/deevnet/tenant/internal/testenv"
 )
@@ -67,17 +68,6 @@ func egressArgs(lab *netlab.Lab, hook string) map[string]any {
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
-func with(m map[string]any, kv ...any) map[string]any {
-	out := map[string]any{}
-	for k, v := range m {
-		out[k] = v
-	}
-	for i := 0; i < len(kv); i += 2 {
-		out[kv[i].(string)] = kv[i+1]
-	}
-	return out
-}
-
 // TestEgressDataPlane is the end-to-end test: the built module converges the hypervisor of a
 // namespace lab, then real packets prove egress through NAT and isolation.
 func TestEgressDataPlane(t *testing.T) {
@@ -103,7 +93,7 @@ func TestEgressDataPlane(t *testing.T) {
 		t.Fatal("before convergence a tenant already reaches the outside host: the lab proves nothing")
 	}
 
-	res, code := runModule(t, lab, lab.HV, bin, with(args, "_ansible_check_mode", true, "_ansible_diff", true))
+	res, code := runModule(t, lab, lab.HV, bin, moduletest.With(args, "_ansible_check_mode", true, "_ansible_diff", true))
 	if code != 0 || res["changed"] != true || !strings.HasPrefix(res["msg"].(string), "would apply") {
 		t.Fatalf("check mode: %d %v", code, res)
 	}
@@ -118,7 +108,7 @@ func TestEgressDataPlane(t *testing.T) {
 		t.Errorf("diff should show the taken-over management route and the new routes: %s", diff)
 	}
 
-	res, code = runModule(t, lab, lab.HV, bin, with(args, "_ansible_diff", true))
+	res, code = runModule(t, lab, lab.HV, bin, moduletest.With(args, "_ansible_diff", true))
 	if code != 0 || res["changed"] != true {
 		t.Fatalf("apply: %d %v", code, res)
 	}
@@ -161,12 +151,12 @@ func TestEgressDataPlane(t *testing.T) {
 	}
 
 	// errors: the field and the rule, nothing changed
-	bad := with(args, "routes", []any{map[string]any{"dest": "default", "gateway": "100.64.0.1", "device": "tr0", "table": "vrf_tn09"}})
+	bad := moduletest.With(args, "routes", []any{map[string]any{"dest": "default", "gateway": "100.64.0.1", "device": "tr0", "table": "vrf_tn09"}})
 	res, code = runModule(t, lab, lab.HV, bin, bad)
 	if code != 1 || !strings.Contains(res["msg"].(string), `routes[0].table: VRF device "vrf_tn09" does not exist`) {
 		t.Errorf("missing VRF: %d %v", code, res)
 	}
-	bad = with(args, "routes", []any{map[string]any{"dest": "default", "gateway": "192.0.2.1", "device": "tr0", "table": "1001"}})
+	bad = moduletest.With(args, "routes", []any{map[string]any{"dest": "default", "gateway": "192.0.2.1", "device": "tr0", "table": "1001"}})
 	res, code = runModule(t, lab, lab.HV, bin, bad)
 	if code != 1 || !strings.Contains(res["msg"].(string), "routes[0].gateway: 192.0.2.1 is unreachable via device tr0") {
 		t.Errorf("unreachable gateway: %d %v", code, res)

@@ -10,15 +10,12 @@ import (
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 )
 
 func startSim(t *testing.T) *pvesim.Server {
 	t.Helper()
-	srv, err := pvesim.Start(pvesim.DefaultConfig())
-	if err != nil {
-		t.Fatalf("start pvesim: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv, _ := pvesimtest.Start(t, pvesim.DefaultConfig())
 	return srv
 }
 

@@ -81,11 +81,7 @@ func TestGrantTargetsChecked(t *testing.T) {
 			Config: map[string]string{"memory": "512", "template": "1", "tags": "tenant-tdemo"}},
 		pvesim.TemplateConfig{VMID: 10310, Node: "dv02hyp002p02", Name: "tdemo-stray",
 			Config: map[string]string{"memory": "512", "tags": "tenant-tdemo"}})
-	srv, err := pvesim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv, _ := pvesimtest.Start(t, cfg)
 	base := func(k string, v any) map[string]any { return map[string]any{"name": "tother", "index": 2, k: v} }
 	refused(t, srv, base("template", 99999), "template")
 	refused(t, srv, base("template", 9100), "template")

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/deevnet/tenant/internal/dnslab"
+	"github.com/deevnet/tenant/internal/module/moduletest"
 )
 
 // Every refused input fails naming its field and sends no UPDATE (PowerDNS's own counter).
 func TestBadInput(t *testing.T) {
 	lab := dnslab.StartLab(t)
-	ok := with(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "tdemo-1", "values", "10.20.129.10")
+	ok := moduletest.With(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "tdemo-1", "values", "10.20.129.10")
 	// A record already in place: a bad secret must be refused even when nothing needs changing.
 	if res := run(t, ok); res["failed"] == true {
 		t.Fatalf("setup: %v", res)
@@ -23,29 +24,29 @@ func TestBadInput(t *testing.T) {
 		field string
 	}{
 		// Refused by the server (its answer names the zone or the key): an UPDATE is sent, nothing changes.
-		{"key_secret not base64", with(ok, "values", "10.20.129.11", "key_secret", notB64), "key_secret"},
-		{"key_secret not base64, nothing to change", with(ok, "key_secret", notB64), "key_secret"},
-		{"key_secret padding only", with(ok, "key_secret", "===="), "key_secret"},
-		{"reverse key_secret not base64", with(ok, "ptr", true, "reverse", map[string]any{"zone": dnslab.ZoneReverse, "key_name": "rev-10-20-129", "key_secret": notB64}), "reverse.key_secret"},
-		{"reverse key_name without secret", with(ok, "reverse", map[string]any{"zone": dnslab.ZoneReverse, "key_name": "rev-10-20-129"}), "key_secret"},
-		{"key_algorithm unsupported", with(ok, "key_algorithm", "hmac-md5"), "key_algorithm"},
-		{"port 0", with(ok, "port", 0), "port"},
-		{"port too high", with(ok, "port", 70000), "port"},
-		{"reverse port 0", with(ok, "ptr", true, "reverse", map[string]any{"zone": dnslab.ZoneReverse, "port": 0}), "reverse.port"},
-		{"timeout 0", with(ok, "timeout", 0), "timeout"},
-		{"unknown type", with(ok, "type", "BOGUS"), "type"},
-		{"A value not an address", with(ok, "values", "10.20.129"), "value"},
-		{"no values", with(ok, "values", nil), "value"},
-		{"ttl negative", with(ok, "ttl", -1), "ttl"},
-		{"ptr on TXT", with(ok, "type", "TXT", "values", "x", "ptr", true), "ptr"},
-		{"record and records", with(ok, "records", []any{}), "record"},
-		{"axfr without zone", with(ok, "zone", nil, "record", "x.tdemo.mobile.deevnet.net.", "read", "axfr"), "zone"},
-		{"owner with a comma", with(ok, "owner", "a,b"), "owner"},
-		{"record not qualified without zone", with(ok, "zone", nil, "record", "tdemo1"), "record"},
-		{"state unknown", with(ok, "state", "gone"), "state"},
-		{"protocol unknown", with(ok, "protocol", "sctp"), "protocol"},
-		{"another tenant's zone", with(ok, "values", "10.20.129.12", "zone", dnslab.ZoneTother, "record", "evil"), "zone"},
-		{"wrong key for the name", with(ok, "values", "10.20.129.13", "key_secret", wrongKey), "key"},
+		{"key_secret not base64", moduletest.With(ok, "values", "10.20.129.11", "key_secret", notB64), "key_secret"},
+		{"key_secret not base64, nothing to change", moduletest.With(ok, "key_secret", notB64), "key_secret"},
+		{"key_secret padding only", moduletest.With(ok, "key_secret", "===="), "key_secret"},
+		{"reverse key_secret not base64", moduletest.With(ok, "ptr", true, "reverse", map[string]any{"zone": dnslab.ZoneReverse, "key_name": "rev-10-20-129", "key_secret": notB64}), "reverse.key_secret"},
+		{"reverse key_name without secret", moduletest.With(ok, "reverse", map[string]any{"zone": dnslab.ZoneReverse, "key_name": "rev-10-20-129"}), "key_secret"},
+		{"key_algorithm unsupported", moduletest.With(ok, "key_algorithm", "hmac-md5"), "key_algorithm"},
+		{"port 0", moduletest.With(ok, "port", 0), "port"},
+		{"port too high", moduletest.With(ok, "port", 70000), "port"},
+		{"reverse port 0", moduletest.With(ok, "ptr", true, "reverse", map[string]any{"zone": dnslab.ZoneReverse, "port": 0}), "reverse.port"},
+		{"timeout 0", moduletest.With(ok, "timeout", 0), "timeout"},
+		{"unknown type", moduletest.With(ok, "type", "BOGUS"), "type"},
+		{"A value not an address", moduletest.With(ok, "values", "10.20.129"), "value"},
+		{"no values", moduletest.With(ok, "values", nil), "value"},
+		{"ttl negative", moduletest.With(ok, "ttl", -1), "ttl"},
+		{"ptr on TXT", moduletest.With(ok, "type", "TXT", "values", "x", "ptr", true), "ptr"},
+		{"record and records", moduletest.With(ok, "records", []any{}), "record"},
+		{"axfr without zone", moduletest.With(ok, "zone", nil, "record", "x.tdemo.mobile.deevnet.net.", "read", "axfr"), "zone"},
+		{"owner with a comma", moduletest.With(ok, "owner", "a,b"), "owner"},
+		{"record not qualified without zone", moduletest.With(ok, "zone", nil, "record", "tdemo1"), "record"},
+		{"state unknown", moduletest.With(ok, "state", "gone"), "state"},
+		{"protocol unknown", moduletest.With(ok, "protocol", "sctp"), "protocol"},
+		{"another tenant's zone", moduletest.With(ok, "values", "10.20.129.12", "zone", dnslab.ZoneTother, "record", "evil"), "zone"},
+		{"wrong key for the name", moduletest.With(ok, "values", "10.20.129.13", "key_secret", wrongKey), "key"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -35,17 +35,6 @@ func base(lab *dnslab.Lab, key string) map[string]any {
 	}
 }
 
-func with(m map[string]any, kv ...any) map[string]any {
-	out := map[string]any{}
-	for k, v := range m {
-		out[k] = v
-	}
-	for i := 0; i < len(kv); i += 2 {
-		out[kv[i].(string)] = kv[i+1]
-	}
-	return out
-}
-
 // updates is the number of UPDATE messages the module reports it sent.
 func updates(res map[string]any) string {
 	return fmt.Sprint(res["dns_messages"].(map[string]any)["updates"])
@@ -53,7 +42,7 @@ func updates(res map[string]any) string {
 
 func TestModuleConvergeCheckDiffNoop(t *testing.T) {
 	lab := dnslab.StartLab(t)
-	args := with(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "owner", "tdemo",
+	args := moduletest.With(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "owner", "tdemo",
 		"records", []any{
 			map[string]any{"record": "tdemo-1", "values": []any{"10.20.129.10"}, "ptr": true, "ttl": 300},
 			map[string]any{"record": "www", "type": "CNAME", "values": "tdemo-1"},
@@ -104,14 +93,14 @@ func TestModuleErrorsInWords(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"other tenant's zone", with(base(lab, "tdemo"), "zone", dnslab.ZoneTother, "record", "evil", "values", "10.20.130.66"), "REFUSED"},
-		{"bad value", with(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "x", "values", "10.20.129"), "A value \"10.20.129\""},
-		{"no values", with(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "x"), "state=present needs at least one value"},
-		{"ptr on txt", with(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "x", "type", "TXT", "values", "a", "ptr", true), "ptr: only A and AAAA"},
-		{"both forms", with(base(lab, "tdemo"), "record", "x", "records", []any{}), "mutually exclusive"},
-		{"no server", with(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "x", "values", "10.20.129.1", "port", 1), "refused the connection"},
-		{"axfr needs zone", with(base(lab, "tdemo"), "record", "x.tdemo.mobile.deevnet.net.", "values", "10.20.129.1", "read", "axfr"), "read=axfr needs zone"},
-		{"bad algorithm", with(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "x", "values", "10.20.129.1", "key_algorithm", "hmac-md5"), "key_algorithm"},
+		{"other tenant's zone", moduletest.With(base(lab, "tdemo"), "zone", dnslab.ZoneTother, "record", "evil", "values", "10.20.130.66"), "REFUSED"},
+		{"bad value", moduletest.With(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "x", "values", "10.20.129"), "A value \"10.20.129\""},
+		{"no values", moduletest.With(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "x"), "state=present needs at least one value"},
+		{"ptr on txt", moduletest.With(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "x", "type", "TXT", "values", "a", "ptr", true), "ptr: only A and AAAA"},
+		{"both forms", moduletest.With(base(lab, "tdemo"), "record", "x", "records", []any{}), "mutually exclusive"},
+		{"no server", moduletest.With(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "x", "values", "10.20.129.1", "port", 1), "refused the connection"},
+		{"axfr needs zone", moduletest.With(base(lab, "tdemo"), "record", "x.tdemo.mobile.deevnet.net.", "values", "10.20.129.1", "read", "axfr"), "read=axfr needs zone"},
+		{"bad algorithm", moduletest.With(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "x", "values", "10.20.129.1", "key_algorithm", "hmac-md5"), "key_algorithm"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

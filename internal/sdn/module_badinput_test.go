@@ -147,11 +147,7 @@ func TestApplyBadInput(t *testing.T) {
 func TestApplyTimeoutBoundsTheRun(t *testing.T) {
 	cfg := pvesim.DefaultConfig()
 	cfg.TaskDuration = 20 * time.Second
-	srv, err := pvesim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv, _ := pvesimtest.Start(t, cfg)
 	e := &env{t: t, srv: srv}
 	start := time.Now()
 	r := e.fabric(map[string]any{"nodes": []any{member1}, "apply": true, "apply_timeout": 2, "lock_wait": 1}, false)
@@ -204,11 +200,7 @@ func TestFailedRunReportsOnlyWhatWasStaged(t *testing.T) {
 func TestApplyWaitsAsLongAsApplyTimeout(t *testing.T) {
 	cfg := pvesim.DefaultConfig()
 	cfg.TaskDuration = 3 * time.Second
-	srv, err := pvesim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv, _ := pvesimtest.Start(t, cfg)
 	e := &env{t: t, srv: srv}
 	r := e.fabric(map[string]any{"nodes": []any{member1}, "apply": true, "apply_timeout": 20, "api_timeout": 1}, false)
 	if r.failed() {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -117,11 +118,7 @@ func TestRenderDemoState(t *testing.T) {
 		cfg.Nodes = append(cfg.Nodes, pvesim.NodeConfig{Name: m["name"].(string), MaxCPU: 16, MaxMem: 1 << 36})
 	}
 	cfg.RenderDir = out
-	srv, err := pvesim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv, _ := pvesimtest.Start(t, cfg)
 	e := &env{t: t, srv: srv}
 
 	nodes := make([]any, 0, len(members))

@@ -13,6 +13,7 @@ import (
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 )
 
 type env struct {
@@ -26,11 +27,7 @@ func newEnv(t testing.TB, nodes ...string) *env {
 	for _, n := range nodes {
 		cfg.Nodes = append(cfg.Nodes, pvesim.NodeConfig{Name: n, MaxCPU: 16, MaxMem: 1 << 36})
 	}
-	srv, err := pvesim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv, _ := pvesimtest.Start(t, cfg)
 	return &env{t: t, srv: srv}
 }
 

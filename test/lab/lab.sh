@@ -272,15 +272,10 @@ tenants() {
 # vms: every tenant VM pvesim holds, as a namespace on the node pvesim placed it on, with net0's
 # bridge and MAC and ipconfig0's address and gateway, all read back from pvesim's API
 vms() {
-  "$VENV/bin/python" - "$LAB_DIR" > "$LAB_DIR/vms" <<'PY'
-import json, ssl, sys, urllib.request
-lab = sys.argv[1]
-tok = json.load(open(lab + "/pvesim-token.json"))
-ctx = ssl.create_default_context(cafile=lab + "/pvesim-ca.pem")
-def get(path):
-    req = urllib.request.Request("https://127.0.0.1:%d/api2/json%s" % (tok["api_port"], path),
-        headers={"Authorization": "PVEAPIToken=root@pam!sim=" + tok["api_token_secret"]})
-    return json.load(urllib.request.urlopen(req, context=ctx))["data"]
+  PYTHONPATH=$HERE "$VENV/bin/python" - "$LAB_DIR" > "$LAB_DIR/vms" <<'PY'
+import sys
+from pvesimapi import Pvesim
+get = Pvesim(sys.argv[1]).get
 for r in get("/cluster/resources?type=vm"):
     if r.get("template"):
         continue

@@ -41,15 +41,11 @@ fail(){ echo "FAIL $*"; rc=1; }
 
 # snapshot FILE: pvesim's objects, as read from its API, keyed by kind and id
 snapshot() {
-  "$VENV/bin/python" - "$LAB_DIR" "$1" <<'PY'
-import json, ssl, sys, urllib.error, urllib.parse, urllib.request
+  PYTHONPATH=$HERE "$VENV/bin/python" - "$LAB_DIR" "$1" <<'PY'
+import json, sys, urllib.parse
+from pvesimapi import Pvesim
 lab, out = sys.argv[1], sys.argv[2]
-tok = json.load(open(lab + "/pvesim-token.json"))
-ctx = ssl.create_default_context(cafile=lab + "/pvesim-ca.pem")
-def get(path):
-    req = urllib.request.Request("https://127.0.0.1:%d/api2/json%s" % (tok["api_port"], path),
-        headers={"Authorization": "PVEAPIToken=root@pam!sim=" + tok["api_token_secret"]})
-    return json.load(urllib.request.urlopen(req, context=ctx))["data"]
+get = Pvesim(lab).get
 q = urllib.parse.quote
 snap = {}
 for z in get("/cluster/sdn/zones"):
@@ -133,14 +129,11 @@ PY
 }
 
 stats() {
-  "$VENV/bin/python" - "$LAB_DIR" "$1" <<'PY'
-import json, ssl, sys, urllib.request
+  PYTHONPATH=$HERE "$VENV/bin/python" - "$LAB_DIR" "$1" <<'PY'
+import sys
+from pvesimapi import Pvesim
 lab, verb = sys.argv[1], sys.argv[2]
-tok = json.load(open(lab + "/pvesim-token.json"))
-ctx = ssl.create_default_context(cafile=lab + "/pvesim-ca.pem")
-req = urllib.request.Request("https://127.0.0.1:%d/_sim/stats%s" % (tok["api_port"], "/reset" if verb == "reset" else ""),
-                             method="POST" if verb == "reset" else "GET")
-d = json.load(urllib.request.urlopen(req, context=ctx)).get("data") or {}
+d = Pvesim(lab).call("/_sim/stats" + ("/reset" if verb == "reset" else ""), method="POST" if verb == "reset" else "GET", auth=False).get("data") or {}
 if verb != "reset":
     w = {k: v for k, v in sorted(d["requests"].items()) if k.split()[0] in ("POST", "PUT", "DELETE")}
     print("     pvesim writes of the phase-2 tenant run: %d (%s)" % (d["writes"], ", ".join("%s x%d" % kv for kv in w.items())))

@@ -34,3 +34,15 @@ func Execute(t testing.TB, e module.Entry, args map[string]any) (map[string]any,
 	}
 	return module.Execute(WriteArgs(t, args), func(string) string { return "" }, e.Spec, e.Handler)
 }
+
+// With returns a copy of args with the key/value pairs kv set (a test's variation of a base task).
+func With(args map[string]any, kv ...any) map[string]any {
+	out := make(map[string]any, len(args)+len(kv)/2)
+	for k, v := range args {
+		out[k] = v
+	}
+	for i := 0; i < len(kv); i += 2 {
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
