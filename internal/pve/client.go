@@ -230,10 +230,8 @@ func (c *Client) send(ctx context.Context, method, full, path string, payload an
 		if attempt >= c.cfg.Retries || !retryable(method, err) || ctx.Err() != nil {
 			return fmt.Errorf("%s %s: %w", method, path, c.naming(err))
 		}
-		select {
-		case <-ctx.Done():
+		if !Sleep(ctx, backoff) {
 			return fmt.Errorf("%s %s: %w", method, path, c.naming(err))
-		case <-time.After(backoff):
 		}
 		backoff *= 2
 	}

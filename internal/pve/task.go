@@ -49,10 +49,8 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 			}
 			return &TaskError{UPID: upid, ExitStatus: st.ExitStatus, LogTail: c.taskLogTail(ctx, upid, 10)}
 		}
-		select {
-		case <-ctx.Done():
+		if !Sleep(ctx, interval) {
 			return fmt.Errorf("waiting for task %s: %w", upid, ctx.Err())
-		case <-time.After(interval):
 		}
 		if interval < time.Second {
 			interval *= 2

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/deevnet/tenant/internal/pve"
@@ -42,11 +40,9 @@ func (a API) waitLock(ctx context.Context, try func() error) error {
 		}
 		// The last try lands at lock_wait, so the whole allowance is used even when the
 		// tries themselves are slow.
-		select {
-		case <-ctx.Done():
+		if !pve.Sleep(ctx, min(backoff, remaining)) {
 			le.Waited = waited
 			return err
-		case <-time.After(min(backoff, remaining)):
 		}
 		if backoff < 2*time.Second {
 			backoff *= 2
@@ -126,58 +122,6 @@ func (a API) Stage(ctx context.Context, ops []Op, token string) (int, error) {
 		}
 	}
 	return len(ops), nil
-}
-
-// LockHeldError says another client holds the global SDN lock.
-type LockHeldError struct {
-	Age    time.Duration // 0 when PVE did not say
-	Waited time.Duration // how long this client waited for it: a lower bound of its age
-	Err    error
-}
-
-func (e *LockHeldError) Error() string {
-	age := "PVE reports neither its holder nor its age; set lock_wait to wait for it"
-	switch {
-	case e.Age > 0:
-		age = "held for " + e.Age.Round(time.Second).String()
-	case e.Waited >= time.Second:
-		age = "held for at least " + e.Waited.Round(time.Second).String() + ": waited that long for it"
-	}
-	return fmt.Sprintf("the SDN lock is held by another client (%s); wait for it, or break it with DELETE /cluster/sdn/lock force=1 once you know it is stale: %v", age, e.Err)
-}
-
-func (e *LockHeldError) Unwrap() error { return e.Err }
-
-// ageRe finds a lock age PVE-like servers put in the message ("... locked since 120s" or
-// "age 120s"); real PVE 9.1 does not expose it, so the age is optional.
-var ageRe = regexp.MustCompile(`(?i)(?:age|since|for)[ :=]+([0-9]+(?:\.[0-9]+)?)\s*(s|sec|seconds|m|min|h)?\b`)
-
-// classify turns PVE's "invalid lock token provided!" into a *LockHeldError, and says what a
-// permission failure on an SDN write means.
-func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ae *pve.APIError
-	if errors.As(err, &ae) && ae.Status == 403 {
-		return fmt.Errorf("%w: zones, the controller, the fabric, the lock and the apply need SDN.Allocate on /sdn, which a tenant's token does not hold; run this with the substrate's credential (docs/adr/0008-sdn-apply.md)", err)
-	}
-	if !errors.As(err, &ae) || !ae.Contains("invalid lock token") {
-		return err
-	}
-	le := &LockHeldError{Err: err}
-	if m := ageRe.FindStringSubmatch(ae.Message); m != nil {
-		f, _ := strconv.ParseFloat(m[1], 64)
-		unit := time.Second
-		switch m[2] {
-		case "m", "min":
-			unit = time.Minute
-		case "h":
-			unit = time.Hour
-		}
-		le.Age = time.Duration(f * float64(unit))
-	}
-	return le
 }
 
 // Lock takes the global SDN lock and returns its token. Without allowPending PVE refuses when

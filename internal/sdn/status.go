@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strings"
 	"time"
+
+	"github.com/deevnet/tenant/internal/pve"
 )
 
 // ZoneStatus is one zone's SDN status on one node, as GET
@@ -75,30 +76,8 @@ func (a API) Unsettled(ctx context.Context) ([]ZoneStatus, error) {
 		if !waiting || time.Now().After(deadline) {
 			return bad, nil
 		}
-		select {
-		case <-ctx.Done():
+		if !pve.Sleep(ctx, 250*time.Millisecond) {
 			return bad, nil
-		case <-time.After(250 * time.Millisecond):
 		}
 	}
-}
-
-// describeZones names zone statuses for messages.
-func describeZones(zs []ZoneStatus) string {
-	parts := make([]string, len(zs))
-	for i, z := range zs {
-		parts[i] = z.String()
-	}
-	return strings.Join(parts, ", ")
-}
-
-// ReloadError is an apply whose configuration was committed but did not
-// reach every node (PVE still ends the apply task OK).
-type ReloadError struct {
-	Zones []ZoneStatus
-}
-
-func (e *ReloadError) Error() string {
-	return "the SDN configuration was committed but did not reach every node: " + describeZones(e.Zones) +
-		"; check the node's network (reload) task log; the next apply reloads it again"
 }

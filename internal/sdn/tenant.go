@@ -27,11 +27,6 @@ func (w Work) Managed() map[string]bool {
 	return m
 }
 
-// OwnershipError says an object belongs to someone else.
-type OwnershipError struct{ Msg string }
-
-func (e *OwnershipError) Error() string { return e.Msg }
-
 // PlanVRF reads the zone, VNets, subnets (and, when needed, controllers) and returns the work
 // for a tenant's VRF. Ownership is marked on each VNet's alias (zones have no free-text field in
 // PVE 9.1): a zone whose VNets carry another mark is never touched. present=false removes
