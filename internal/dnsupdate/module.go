@@ -6,6 +6,7 @@ package dnsupdate
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strings"
@@ -46,19 +47,14 @@ func recordOptions(top bool) map[string]*module.Option {
 // single record set given at the top level; Records is the list form (exactly one is given).
 type Options struct {
 	Record
-	Server       string    `opt:"server"`
-	Port         int       `opt:"port"`
-	Zone         string    `opt:"zone"`
-	KeyName      string    `opt:"key_name"`
-	KeySecret    string    `opt:"key_secret"`
-	KeyAlgorithm string    `opt:"key_algorithm"`
-	Protocol     string    `opt:"protocol"`
-	Timeout      int       `opt:"timeout"`
-	Read         string    `opt:"read"`
-	Owner        string    `opt:"owner"`
-	OwnerPrefix  string    `opt:"owner_prefix"`
-	Records      *[]Record `opt:"records"`
-	Reverse      *Reverse  `opt:"reverse"`
+	Endpoint
+	Zone        string    `opt:"zone"`
+	Timeout     int       `opt:"timeout"`
+	Read        string    `opt:"read"`
+	Owner       string    `opt:"owner"`
+	OwnerPrefix string    `opt:"owner_prefix"`
+	Records     *[]Record `opt:"records"`
+	Reverse     *Reverse  `opt:"reverse"`
 }
 
 // Record is one record set; nil is "not given" (an entry of records then takes the top level's).
@@ -71,9 +67,10 @@ type Record struct {
 	Values any     `opt:"values"`
 }
 
-// Reverse overrides, for the reverse zone, what differs from the forward one.
-type Reverse struct {
-	Zone         string `opt:"zone"`
+// Endpoint is the server a zone's updates go to and the key that signs them. The top level's
+// serves the forward zone (its spec gives the defaults, so Port is set); reverse's overrides
+// what differs for the reverse zone ("" and nil: the forward one's).
+type Endpoint struct {
 	Server       string `opt:"server"`
 	Port         *int   `opt:"port"`
 	KeyName      string `opt:"key_name"`
@@ -82,36 +79,47 @@ type Reverse struct {
 	Protocol     string `opt:"protocol"`
 }
 
+// endpointOptions declares Endpoint's options; at the top level they have their defaults and
+// the server and key are required.
+func endpointOptions(top bool) map[string]*module.Option {
+	o := map[string]*module.Option{
+		"server":        {Type: module.TypeStr},
+		"port":          {Type: module.TypeInt},
+		"key_name":      {Type: module.TypeStr},
+		"key_secret":    {Type: module.TypeStr, NoLog: true},
+		"key_algorithm": {Type: module.TypeStr, Choices: algChoices()},
+		"protocol":      {Type: module.TypeStr, Choices: []any{"tcp", "udp"}},
+	}
+	if top {
+		o["server"].Required, o["key_name"].Required, o["key_secret"].Required = true, true, true
+		o["port"].Default, o["key_algorithm"].Default, o["protocol"].Default = 53, "hmac-sha256", "tcp"
+	}
+	return o
+}
+
+// Reverse is the reverse zone and how its endpoint differs from the forward one.
+type Reverse struct {
+	Endpoint
+	Zone string `opt:"zone"`
+}
+
 // Module is nsupdate_tsig: plugins/modules/nsupdate_tsig.py documents it.
 func Module() module.Entry { return module.Declare(spec(), handle) }
 
 func spec() module.Spec {
+	reverse := endpointOptions(false)
+	reverse["zone"] = &module.Option{Type: module.TypeStr}
 	opts := map[string]*module.Option{
-		"server":        {Type: module.TypeStr, Required: true},
-		"port":          {Type: module.TypeInt, Default: 53},
-		"zone":          {Type: module.TypeStr},
-		"key_name":      {Type: module.TypeStr, Required: true},
-		"key_secret":    {Type: module.TypeStr, Required: true, NoLog: true},
-		"key_algorithm": {Type: module.TypeStr, Default: "hmac-sha256", Choices: algChoices()},
-		"protocol":      {Type: module.TypeStr, Default: "tcp", Choices: []any{"tcp", "udp"}},
-		"timeout":       {Type: module.TypeInt, Default: 10},
-		"read":          {Type: module.TypeStr, Default: "auto", Choices: []any{"auto", "query", "axfr"}},
-		"owner":         {Type: module.TypeStr},
-		"owner_prefix":  {Type: module.TypeStr, Default: "_dvt-"},
-		"records":       {Type: module.TypeList, Elements: module.TypeDict, Options: recordOptions(false)},
-		"reverse": {Type: module.TypeDict, Options: map[string]*module.Option{
-			"zone":          {Type: module.TypeStr},
-			"server":        {Type: module.TypeStr},
-			"port":          {Type: module.TypeInt},
-			"key_name":      {Type: module.TypeStr},
-			"key_secret":    {Type: module.TypeStr, NoLog: true},
-			"key_algorithm": {Type: module.TypeStr, Choices: algChoices()},
-			"protocol":      {Type: module.TypeStr, Choices: []any{"tcp", "udp"}},
-		}, RequiredTogether: [][]string{{"key_name", "key_secret"}}},
+		"zone":         {Type: module.TypeStr},
+		"timeout":      {Type: module.TypeInt, Default: 10},
+		"read":         {Type: module.TypeStr, Default: "auto", Choices: []any{"auto", "query", "axfr"}},
+		"owner":        {Type: module.TypeStr},
+		"owner_prefix": {Type: module.TypeStr, Default: "_dvt-"},
+		"records":      {Type: module.TypeList, Elements: module.TypeDict, Options: recordOptions(false)},
+		"reverse":      {Type: module.TypeDict, Options: reverse, RequiredTogether: [][]string{{"key_name", "key_secret"}}},
 	}
-	for k, v := range recordOptions(true) {
-		opts[k] = v
-	}
+	maps.Copy(opts, endpointOptions(true))
+	maps.Copy(opts, recordOptions(true))
 	return module.Spec{
 		Options:           opts,
 		SupportsCheckMode: true,
@@ -141,7 +149,7 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 		return module.Result{}, fmt.Errorf("timeout must be a positive number of seconds, got %d", o.Timeout)
 	}
 	fwd := &Client{
-		Server: o.Server, Port: o.Port, Protocol: o.Protocol,
+		Server: o.Server, Port: *o.Port, Protocol: o.Protocol,
 		Timeout: time.Duration(o.Timeout) * time.Second,
 		Key:     &Key{Name: o.KeyName, Algorithm: o.KeyAlgorithm, Secret: o.KeySecret},
 	}
