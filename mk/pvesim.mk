@@ -2,7 +2,7 @@
 #
 #   make test-pvesim   the built bin/pvesim (ready line, CA/token files, state across a restart,
 #                      clean SIGTERM exit), --help documents every flag, and a short run of each
-#                      fuzz target (PVESIM_FUZZTIME, default 100000x), sdnrender's FuzzRender included
+#                      fuzz target (PVESIM_FUZZTIME, default 100000x), sdnrender's FuzzRender and FuzzFabricInterface included
 #   make bench-pvesim  GET /cluster/sdn/zones requests/s on one core (-cpu 1) with 1 and 63 zones,
 #                      and heap/RSS with 63 tenants x 3 VMs loaded (in-process, and the bin/pvesim binary)
 #
@@ -24,6 +24,7 @@ test-pvesim: tools
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzRequestParams$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pvesim
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzParsePropertyString$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pvesim/schema
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/sdnrender
+	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzFabricInterface$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/sdnrender
 
 bench-pvesim: tools
 	cd $(ROOT) && $(GO) test -run '^$$' -bench '^BenchmarkZonesList$$' -cpu 1 -benchtime 3s -count=1 ./internal/pvesim

@@ -206,7 +206,7 @@ func (s *Server) writeNodeFiles(t *Task, node string) {
 		sd.NodeFiles = map[string]*nodeFiles{}
 	}
 	t.Log = append(t.Log, fmt.Sprintf("%s: reloading network config", node))
-	files := sdnrender.Render(renderConfig(sd.Running, sd.Version, sd.Current), s.renderNode(node))
+	files := sdnrender.Render(sdnrender.FromObjects(sd.Running, sd.Current, sd.Version), s.renderNode(node))
 	for _, w := range files.Warnings {
 		t.Log = append(t.Log, fmt.Sprintf("%s: warning: %s", node, w))
 	}
@@ -318,7 +318,7 @@ func (s *Server) sdnDryRun(r *reqCtx) (any, error) {
 	if version == 0 {
 		version = 1
 	}
-	files := sdnrender.Render(renderConfig(sd.Current, version, sd.Current), s.renderNode(node))
+	files := sdnrender.Render(sdnrender.FromObjects(sd.Current, sd.Current, version), s.renderNode(node))
 	now := time.Now()
 	nf := sd.NodeFiles[node]
 	diff := func(path, text string) any {

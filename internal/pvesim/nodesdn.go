@@ -1,24 +1,26 @@
 package pvesim
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/deevnet/tenant/internal/sdnrender"
+)
 
 // Node-level SDN views (/nodes/{node}/sdn/...): zone status follows the node's rendered files.
 
 func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
 	out := []map[string]any{}
-	run := map[string]sdnObj{}
-	if s.st.SDN.Running != nil {
-		run = s.st.SDN.Running["zones"]
-	}
+	// the zones as the node's renderer read them from the running config
+	run := sdnrender.FromObjects(s.st.SDN.Running, nil, 0).Zones
 	node := r.params.Str("node")
 	status := s.nodeSDNStatus(node)
 	for _, z := range sortedKeys(run) {
 		// a zone restricted to other nodes is not reported on this one
-		if nodes := objList(run[z], "nodes"); len(nodes) > 0 && !slices.Contains(nodes, node) {
+		if nodes := run[z].Nodes; len(nodes) > 0 && !slices.Contains(nodes, node) {
 			continue
 		}
 		if s.st.has(r.who, "/sdn/zones/"+z, []string{"SDN.Audit"}, false) {
-			out = append(out, map[string]any{"zone": z, "status": status, "type": objStr(run[z], "type")})
+			out = append(out, map[string]any{"zone": z, "status": status, "type": run[z].Type})
 		}
 	}
 	return out, nil
