@@ -21,6 +21,10 @@ const (
 	Create Action = "create"
 	Update Action = "update"
 	Delete Action = "delete"
+	// Unchanged is an object the run leaves as it is. A plan lists one only where its diff
+	// shows every object, changed or not (tenant_vm's shows every declared VM); Diffs renders
+	// it like any other change, with Before and After alike.
+	Unchanged Action = "unchanged"
 )
 
 // Change is one planned change of one object. Before and After are the object's state in the

@@ -54,6 +54,16 @@ func TestDiffsShowAbsentAsEmpty(t *testing.T) {
 	}
 }
 
+// An unchanged object is rendered like a change: its entry, headed by its ID, both sides as given.
+func TestDiffsKeepUnchanged(t *testing.T) {
+	same := map[string]any{"cores": "2"}
+	d := Plan{{Kind: "vm", ID: "tdemo-1 (vmid 10101)", Action: Unchanged, Before: same, After: same}}.Diffs()
+	if len(d) != 1 || d[0].BeforeHeader != "tdemo-1 (vmid 10101)" || d[0].AfterHeader != "tdemo-1 (vmid 10101)" ||
+		!reflect.DeepEqual(d[0].Before, same) || !reflect.DeepEqual(d[0].After, same) {
+		t.Fatalf("diffs = %+v", d)
+	}
+}
+
 func TestHelpers(t *testing.T) {
 	got := SortedValues(map[int]string{3: "c", 1: "a", 2: "b"}, strings.Compare)
 	if !reflect.DeepEqual(got, []string{"a", "b", "c"}) {

@@ -70,16 +70,48 @@ type vmPlan struct {
 // storage, ownership) and only then writes, VMs in parallel. A failure of one VM does not stop
 // the others; the error lists every failed VM. In check mode nothing is written and the
 // results say what would change.
+//
+// It is a reconcile.Run: the plan is every VM's plan, act applies them all, and a run with
+// nothing to do, like check mode, writes nothing and reports what predict derives from the
+// plan (for such a run that is what is).
 func Converge(ctx context.Context, api API, want []Desired, opts Options) ([]*Result, error) {
-	if opts.Parallel <= 0 {
-		opts.Parallel = DefaultParallel
+	opts = opts.withDefaults()
+	plans, acted, err := reconcile.Run(ctx, opts.CheckMode, func(ctx context.Context) ([]*vmPlan, bool, error) {
+		plans, err := planAll(ctx, api, want, opts.Parallel)
+		return plans, slices.ContainsFunc(plans, (*vmPlan).acts), err
+	}, func(ctx context.Context, plans []*vmPlan) error {
+		return applyAll(ctx, api, plans, opts)
+	})
+	if err != nil && !acted {
+		return nil, err
 	}
-	if opts.Parallel > MaxParallel {
-		opts.Parallel = MaxParallel
+	results := make([]*Result, len(plans))
+	for i, p := range plans {
+		if !acted {
+			predict(p)
+		}
+		results[i] = p.res
 	}
-	if opts.TaskTimeout <= 0 {
-		opts.TaskTimeout = 10 * time.Minute
+	return results, err
+}
+
+// withDefaults fills the options left at zero and bounds the parallelism.
+func (o Options) withDefaults() Options {
+	if o.Parallel <= 0 {
+		o.Parallel = DefaultParallel
 	}
+	if o.Parallel > MaxParallel {
+		o.Parallel = MaxParallel
+	}
+	if o.TaskTimeout <= 0 {
+		o.TaskTimeout = 10 * time.Minute
+	}
+	return o
+}
+
+// planAll validates the declarations, reads the inventory once and plans every VM (par at
+// once), then prechecks what the writes rely on. It writes nothing; any error refuses the run.
+func planAll(ctx context.Context, api API, want []Desired, par int) ([]*vmPlan, error) {
 	seen := map[int]string{}
 	for _, d := range want {
 		if err := d.Validate(); err != nil {
@@ -94,10 +126,9 @@ func Converge(ctx context.Context, api API, want []Desired, opts Options) ([]*Re
 	if err != nil {
 		return nil, err
 	}
-
 	plans := make([]*vmPlan, len(want))
 	errs := make([]error, len(want))
-	forEach(len(want), opts.Parallel, func(i int) {
+	forEach(len(want), par, func(i int) {
 		plans[i], errs[i] = planVM(ctx, api, inv, want[i])
 	})
 	if err := joinErrors(errs); err != nil {
@@ -106,23 +137,20 @@ func Converge(ctx context.Context, api API, want []Desired, opts Options) ([]*Re
 	if err := precheck(ctx, api, inv, plans); err != nil {
 		return nil, err
 	}
-	results := make([]*Result, len(plans))
-	for i, p := range plans {
-		results[i] = p.res
-	}
-	if opts.CheckMode {
-		for _, p := range plans {
-			predict(p)
-		}
-		return results, nil
-	}
+	return plans, nil
+}
+
+// applyAll applies every plan, opts.Parallel at once. Each VM's failure is kept in its result
+// and does not stop the others; the error joins them all.
+func applyAll(ctx context.Context, api API, plans []*vmPlan, opts Options) error {
+	errs := make([]error, len(plans))
 	forEach(len(plans), opts.Parallel, func(i int) {
 		errs[i] = apply(ctx, api, plans[i], opts.TaskTimeout)
 		if errs[i] != nil {
 			plans[i].res.Error = errs[i].Error()
 		}
 	})
-	return results, joinErrors(errs)
+	return joinErrors(errs)
 }
 
 // forEach runs f(0..n-1) on at most par goroutines.
@@ -382,50 +410,71 @@ func desiredView(d Desired) map[string]any {
 	return out
 }
 
-// predict fills a check-mode result with what apply would do.
-func predict(p *vmPlan) {
-	r := p.res
-	running := p.obs != nil && p.obs.Status == "running"
+// acts says whether apply would write anything for this VM.
+func (p *vmPlan) acts() bool {
+	acts, _ := p.actions()
+	return len(acts) > 0
+}
+
+// actions lists, in order, what apply does to the VM, and whether the VM runs afterwards.
+// predict reports them and acts decides from them, so the two cannot disagree.
+func (p *vmPlan) actions() (acts []string, running bool) {
+	acts = []string{}
+	running = p.obs != nil && p.obs.Status == "running"
 	if p.destroy {
 		if running {
-			r.Actions = append(r.Actions, "stop")
+			acts = append(acts, "stop")
 		}
-		r.Actions = append(r.Actions, "destroy")
+		acts = append(acts, "destroy")
 		running = false
 	}
 	if p.d.State == StateAbsent {
-		r.After = map[string]any{}
-		r.Status = "absent"
-		r.Changed = p.destroy
-		return
+		return acts, false
 	}
 	if p.clone {
-		r.Actions = append(r.Actions, "clone", "config")
-		r.After = desiredView(p.d)
-		r.Changes = changesBetween(r.Before, r.After)
+		acts = append(acts, "clone", "config")
 		if p.d.Disk > 0 {
-			r.Actions = append(r.Actions, "resize")
+			acts = append(acts, "resize")
 		}
 	} else {
-		r.After = afterView(p)
-		r.Changes = append(r.Changes, p.delta.Changes...)
 		if len(p.delta.Params) > 0 {
-			r.Actions = append(r.Actions, "config")
+			acts = append(acts, "config")
 		}
 		if p.delta.Resize != nil {
-			r.Actions = append(r.Actions, "resize")
+			acts = append(acts, "resize")
 		}
 	}
 	switch power(p.d.State, running) {
 	case "start":
-		r.Actions = append(r.Actions, "start")
+		acts = append(acts, "start")
 		running = true
 	case "stop":
-		r.Actions = append(r.Actions, "stop")
+		acts = append(acts, "stop")
 		running = false
 	}
-	r.Status = map[bool]string{true: "running", false: "stopped"}[running]
+	return acts, running
+}
+
+// predict fills the result of a VM apply did not run for (check mode, or a run with nothing
+// to do) with what apply would do and leave.
+func predict(p *vmPlan) {
+	r := p.res
+	acts, running := p.actions()
+	r.Actions = append(r.Actions, acts...)
 	r.Changed = len(r.Actions) > 0
+	switch {
+	case p.d.State == StateAbsent:
+		r.After = map[string]any{}
+		r.Status = "absent"
+		return
+	case p.clone:
+		r.After = desiredView(p.d)
+		r.Changes = changesBetween(r.Before, r.After)
+	default:
+		r.After = afterView(p)
+		r.Changes = append(r.Changes, p.delta.Changes...)
+	}
+	r.Status = map[bool]string{true: "running", false: "stopped"}[running]
 }
 
 // afterView is Before with the delta applied.

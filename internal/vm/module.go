@@ -2,12 +2,14 @@ package vm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
+	"github.com/deevnet/tenant/internal/reconcile"
 )
 
 var stateChoices = []any{"present", "started", "stopped", "absent", "rebuilt"}
@@ -338,16 +340,43 @@ func handle(m *module.Module, o *ModuleOptions) (module.Result, error) {
 		for _, a := range r.Actions {
 			counts[a]++
 		}
-		res.Diffs = append(res.Diffs, module.Diff{
-			Before: r.Before, After: r.After,
-			BeforeHeader: fmt.Sprintf("%s (vmid %d)", r.Name, r.VMID), AfterHeader: fmt.Sprintf("%s (vmid %d)", r.Name, r.VMID),
-		})
 	}
+	res.Diffs = diffPlan(results).Diffs()
 	res.Msg = summary(len(want), counts, m.CheckMode)
 	if cerr != nil {
 		return res, module.Fail(cerr.Error(), res.Values)
 	}
 	return res, nil
+}
+
+// diffPlan is the run in reconcile's vocabulary, for the diff: one change per VM in declared
+// order, the VMs left as they are too (the diff shows every declared VM, so a run's diff lists
+// the same entries whatever it did). Before and After are the result's maps: an absent side is
+// already {} there, and a nil After (a VM whose write failed before its config was read back)
+// is a typed nil, which Diffs keeps and the diff shows as null, as it always has.
+func diffPlan(results []*Result) reconcile.Plan {
+	p := make(reconcile.Plan, 0, len(results))
+	for _, r := range results {
+		p = append(p, reconcile.Change{
+			Kind: "vm", ID: fmt.Sprintf("%s (vmid %d)", r.Name, r.VMID), Action: vmAction(r.Actions),
+			Before: r.Before, After: r.After,
+		})
+	}
+	return p
+}
+
+// vmAction names what the run did (or would do) to a VM: a clone creates it (a rebuild too:
+// the VM after is a new clone), a destroy alone deletes it, any other write updates it.
+func vmAction(actions []string) reconcile.Action {
+	switch {
+	case slices.Contains(actions, "clone"):
+		return reconcile.Create
+	case slices.Contains(actions, "destroy"):
+		return reconcile.Delete
+	case len(actions) > 0:
+		return reconcile.Update
+	}
+	return reconcile.Unchanged
 }
 
 func summary(n int, counts map[string]int, check bool) string {
