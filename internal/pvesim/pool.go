@@ -9,6 +9,14 @@ import (
 	"github.com/deevnet/tenant/internal/pvesim/schema"
 )
 
+// poolRoutes: the pools, the usual collection, and PVE's older update and delete at the
+// collection path (poolid a parameter).
+func (s *Server) poolRoutes() routes {
+	rs := collection("/pools", "poolid", crud{s.poolList, s.poolCreate, s.poolGet, s.poolUpdate, s.poolDelete})
+	rs.add(routes{"PUT /pools": s.poolUpdate, "DELETE /pools": s.poolDelete})
+	return rs
+}
+
 func (s *Server) poolMembers(pool string) []map[string]any {
 	out := []map[string]any{}
 	for _, id := range s.sortedVMIDs() {

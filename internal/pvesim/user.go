@@ -8,6 +8,11 @@ import (
 	"github.com/deevnet/tenant/internal/pvesim/schema"
 )
 
+// userRoutes: the users, the usual collection.
+func (s *Server) userRoutes() routes {
+	return collection("/access/users", "userid", crud{s.userList, s.userCreate, s.userGet, s.userUpdate, s.userDelete})
+}
+
 func (s *Server) userList(r *reqCtx) (any, error) {
 	out := []map[string]any{}
 	for _, id := range sortedKeys(s.st.Users) {

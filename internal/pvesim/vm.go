@@ -11,6 +11,27 @@ import (
 	"strings"
 )
 
+// vmRoutes: QEMU VMs, a collection on each node. Below a VM, each handler gets it, looked up
+// first (PVE's "does not exist" error).
+func (s *Server) vmRoutes() routes {
+	const vm = "/nodes/{node}/qemu/{vmid}"
+	rs := collection("/nodes/{node}/qemu", "vmid", crud{list: s.qemuList, create: s.vmCreate, get: s.vmIndex, remove: on(s.getVM, s.vmDelete)})
+	rs.add(routes{"GET " + vm + "/status": s.vmStatusIndex})
+	for key, h := range map[string]func(*reqCtx, *VM) (any, error){
+		"GET /config": s.vmConfigGet, "POST /config": s.vmConfigPost, "PUT /config": s.vmConfigPut, "GET /pending": s.vmPending,
+		"PUT /resize": s.vmResize, "POST /clone": s.vmClone, "POST /template": s.vmTemplate,
+		"GET /status/current": s.vmStatusCurrent, "GET /agent/network-get-interfaces": s.vmAgentInterfaces,
+		"GET /cloudinit": s.vmCloudinit, "PUT /cloudinit": s.vmCloudinitRegen, "GET /cloudinit/dump": s.vmCloudinitDump,
+	} {
+		method, sub, _ := strings.Cut(key, " ")
+		rs[method+" "+vm+sub] = on(s.getVM, h)
+	}
+	for _, action := range powerActions {
+		rs["POST "+vm+"/status/"+action] = s.vmPower(action)
+	}
+	return rs
+}
+
 // getVM finds a VM on a node with PVE's "config file does not exist" error.
 func (s *Server) getVM(r *reqCtx) (*VM, error) {
 	node := r.params.Str("node")
@@ -56,18 +77,14 @@ func (s *Server) vmStatusIndex(r *reqCtx) (any, error) {
 	if _, err := s.getVM(r); err != nil {
 		return nil, err
 	}
-	return []map[string]string{{"subdir": "current"}, {"subdir": "start"}, {"subdir": "stop"}, {"subdir": "shutdown"}, {"subdir": "reboot"}, {"subdir": "reset"}}, nil
+	return subdirs(append([]string{"current"}, powerActions...)...), nil
 }
 
 func (s *Server) vmIndex(r *reqCtx) (any, error) {
 	if _, err := s.getVM(r); err != nil {
 		return nil, err
 	}
-	var out []map[string]string
-	for _, c := range []string{"config", "pending", "status", "clone", "resize", "cloudinit", "template"} {
-		out = append(out, map[string]string{"subdir": c})
-	}
-	return out, nil
+	return subdirs("config", "pending", "status", "clone", "resize", "cloudinit", "template"), nil
 }
 
 func (s *Server) vmDelete(r *reqCtx, vm *VM) (any, error) {
