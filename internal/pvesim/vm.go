@@ -4,9 +4,8 @@ package pvesim
 
 import (
 	"fmt"
-	"regexp"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -43,14 +42,7 @@ func (s *Server) getVM(r *reqCtx) (*VM, error) {
 	return vm, nil
 }
 
-func (s *Server) sortedVMIDs() []int {
-	ids := make([]int, 0, len(s.st.VMs))
-	for id := range s.st.VMs {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	return ids
-}
+func (s *Server) sortedVMIDs() []int { return slices.Sorted(maps.Keys(s.st.VMs)) }
 
 func (s *Server) qemuList(r *reqCtx) (any, error) {
 	node := r.params.Str("node")
@@ -94,7 +86,6 @@ func (s *Server) vmDelete(r *reqCtx, vm *VM) (any, error) {
 	if vm.Config["protection"] == "1" {
 		return nil, plainErr("can't remove VM %d - protection mode enabled", vm.VMID)
 	}
-	purge := r.params.Bool("purge")
 	t := s.startTask(r, vm.Node, "qmdestroy", strconv.Itoa(vm.VMID), func() error {
 		if vm.Lock != "" && !r.params.Bool("skiplock") {
 			return fmt.Errorf("VM is locked (%s)", vm.Lock)
@@ -108,24 +99,15 @@ func (s *Server) vmDelete(r *reqCtx, vm *VM) (any, error) {
 				}
 			}
 		}
+		// VM-specific ACLs go with the VM; pool membership too, being the VM's (purge or not, as
+		// PVE 9 removes it at destroy).
 		delete(s.st.VMs, vm.VMID)
-		// VM-specific ACLs go with the VM; pool membership too (purge or not,
-		// as PVE 9 removes it at destroy).
-		var keep []ACL
-		for _, a := range s.st.ACLs {
-			if a.Path != fmt.Sprintf("/vms/%d", vm.VMID) {
-				keep = append(keep, a)
-			}
-		}
-		s.st.ACLs = keep
-		_ = purge
+		s.st.dropACLs(func(a ACL) bool { return a.Path == fmt.Sprintf("/vms/%d", vm.VMID) })
 		return nil
 	})
 	t.Log = append(t.Log, fmt.Sprintf("destroy VM %d", vm.VMID))
 	return t.UPID, nil
 }
-
-var newDiskRe = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9._-]*[a-zA-Z0-9]):(\d+(?:\.\d+)?)(,.*)?$`)
 
 // vmCreate is POST /nodes/{node}/qemu: a new VM from config parameters;
 // "STORAGE:SIZE" disks are allocated as vm-<id>-disk-<n>.
@@ -160,28 +142,8 @@ func (s *Server) vmCreate(r *reqCtx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, k := range sortedKeys(set) {
-		v := set[k]
-		if !diskKeyRe.MatchString(k) {
-			continue
-		}
-		if m := newDiskRe.FindStringSubmatch(v); m != nil {
-			st, ok := s.st.Storages[m[1]]
-			if !ok {
-				return nil, plainErr("storage '%s' does not exist", m[1])
-			}
-			if !slices.Contains(st.Content, "images") {
-				return nil, paramErr(map[string]string{k: fmt.Sprintf("storage '%s' does not support vm images", m[1])})
-			}
-			if !r.who.isRoot() {
-				if err := s.st.check(r.who, "/storage/"+m[1], []string{"Datastore.AllocateSpace"}, false); err != nil {
-					return nil, err
-				}
-			}
-			set[k] = fmt.Sprintf("%s:vm-%d-disk-%d,size=%sG", m[1], vmid, n, m[2]) + m[3]
-			n++
-		}
+	if err := s.allocDisks(r, vmid, set); err != nil {
+		return nil, err
 	}
 	if !r.who.isRoot() {
 		for _, k := range sortedKeys(set) {
