@@ -9,6 +9,7 @@ import (
 // PVE 9 fabrics (openfabric, ospf) and their nodes, versioned like the other
 // SDN objects. Node objects are keyed "<fabric>/<node>".
 
+// fabricKind: PVE 9's fabric API words its messages its own way ("adding fabric failed: ...").
 var fabricKind = sdnKind{section: "fabrics", path: "/cluster/sdn/fabrics/fabric", id: "id",
 	ops: [3]string{"adding fabric", "updating fabric", "deleting fabric"}, exists: "fabric '%s' already exists in config"}
 
