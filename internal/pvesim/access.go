@@ -32,22 +32,46 @@ func withOptional(o map[string]any, kv ...string) map[string]any {
 	return o
 }
 
-// PVE's messages for a missing pool or user (formats of the id); a write's message starts with
-// "<op> failed: ".
-const (
-	poolMissing = "pool '%s' does not exist"
-	userMissing = "no such user ('%s')"
-)
+// accessKind is a kind of access object kept by id (pools, users).
+type accessKind[T any] struct {
+	path    string // the collection's path; an object's is path/{param}
+	param   string
+	missing string // PVE's message for a missing one (a format of the id)
+	objects func(st *state) map[string]*T
+	// undeletable is PVE's reason to refuse deleting id, or "".
+	undeletable func(st *state, id string) string
+	// acl reports whether an ACL entry is about object id: the entry goes with the object, as one
+	// left behind would grant on a new object of the same name.
+	acl func(id string, a ACL) bool
+}
 
-// named finds the object the request names in param: its id and m[id], or PVE's error for a
-// missing one, notFound after "<op> failed: " for a write (op "" for a read).
-func named[T any](r *reqCtx, m map[string]*T, param, op, notFound string) (string, *T, error) {
-	id := r.params.Str(param)
-	if o := m[id]; o != nil {
+// routes is the kind's collection routes.
+func (k accessKind[T]) routes(h crud) routes { return collection(k.path, k.param, h) }
+
+// named finds the object the request names: its id and the object, or PVE's error for a missing
+// one, after "<op> failed: " for a write (op "" for a read).
+func (k accessKind[T]) named(r *reqCtx, st *state, op string) (string, *T, error) {
+	id := r.params.Str(k.param)
+	if o := k.objects(st)[id]; o != nil {
 		return id, o, nil
 	}
+	notFound := k.missing
 	if op != "" {
 		notFound = op + " failed: " + notFound
 	}
 	return id, nil, plainErr(notFound, id)
+}
+
+// remove is the delete (op) of the object the request names, with its ACL entries.
+func (k accessKind[T]) remove(r *reqCtx, st *state, op string) (any, error) {
+	id, _, err := k.named(r, st, op)
+	if err != nil {
+		return nil, err
+	}
+	if m := k.undeletable(st, id); m != "" {
+		return nil, plainErr("%s failed: %s", op, m)
+	}
+	delete(k.objects(st), id)
+	st.dropACLs(func(a ACL) bool { return k.acl(id, a) })
+	return nil, nil
 }

@@ -9,6 +9,11 @@ import (
 	"github.com/deevnet/tenant/internal/pvesim/schema"
 )
 
+// aclRoutes: the ACL and what it grants.
+func (s *Server) aclRoutes() routes {
+	return routes{"GET /access/acl": s.aclList, "PUT /access/acl": s.aclUpdate, "GET /access/permissions": s.permissionsGet}
+}
+
 // dropACLs removes the ACL entries gone is true for (their user, token or path is deleted).
 func (st *state) dropACLs(gone func(a ACL) bool) {
 	var keep []ACL

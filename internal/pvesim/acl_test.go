@@ -79,3 +79,31 @@ func TestMissingPoolAndUserMessages(t *testing.T) {
 		}
 	}
 }
+
+// A delete of a pool or a user: PVE refuses a pool with a VM in it and root@pam; what it deletes
+// takes its ACL entries with it (one left behind would grant on a new one of the same name).
+func TestDeletePoolAndUser(t *testing.T) {
+	c := rootClient(t, startSim(t))
+	c.ok("POST", "/pools", vals("poolid", "p"), nil)
+	c.ok("POST", "/access/users", vals("userid", "u@pve"), nil)
+	c.ok("PUT", "/access/acl", vals("path", "/pool/p", "roles", "PVEAuditor", "users", "root@pam"), nil)
+	c.ok("PUT", "/access/acl", vals("path", "/vms/9000", "roles", "PVEAuditor", "users", "u@pve"), nil)
+	c.ok("PUT", "/pools/p", vals("vms", "9000"), nil)
+	refused := map[string]string{"/pools/p": "delete pool failed: pool 'p' is not empty",
+		"/access/users/root@pam": "delete user failed: cannot delete root@pam"}
+	for path, want := range refused {
+		if r := c.do("DELETE", path, nil); r.Status != 500 || strings.TrimSpace(r.Message) != want {
+			t.Errorf("DELETE %s: %d %q, want 500 %q", path, r.Status, r.Message, want)
+		}
+	}
+	c.ok("PUT", "/pools/p", vals("vms", "9000", "delete", "1"), nil)
+	c.ok("DELETE", "/pools/p", nil, nil)
+	c.ok("DELETE", "/access/users/u@pve", nil, nil)
+	var acl []map[string]any
+	c.ok("GET", "/access/acl", nil, &acl)
+	for _, a := range acl {
+		if a["path"] == "/pool/p" || a["ugid"] == "u@pve" {
+			t.Errorf("ACL entry of a deleted pool or user stayed: %v", a)
+		}
+	}
+}

@@ -95,6 +95,11 @@ func (s *Server) nodeSDNStatus(node string) string {
 	return "available"
 }
 
+// applyRoutes: PUT /cluster/sdn applies the staged config; the dry-run shows what it would write.
+func (s *Server) applyRoutes() routes {
+	return routes{"PUT /cluster/sdn": s.sdnApply, "GET /cluster/sdn/dry-run": s.sdnDryRun}
+}
+
 func (s *Server) sdnApply(r *reqCtx) (any, error) {
 	sd := s.st.SDN
 	if err := s.checkLockToken(r.params, "could not commit SDN config"); err != nil {

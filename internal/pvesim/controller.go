@@ -7,6 +7,12 @@ import (
 	"slices"
 )
 
+var controllerKind = sdnObjectKind("controllers", "/cluster/sdn/controllers", "controller", "controller")
+
+func (s *Server) controllerRoutes() routes {
+	return controllerKind.routes(crud{s.controllerList, s.controllerCreate, s.controllerGet, s.controllerUpdate, s.controllerDelete})
+}
+
 func (s *Server) controllerList(r *reqCtx) (any, error) {
 	return s.visible("controllers", r, func(o sdnObj) bool {
 		return typeMatches(r, o) && s.st.has(r.who, "/sdn/controllers/"+fmt.Sprint(o["controller"]), []string{"SDN.Audit", "SDN.Allocate"}, true)
@@ -58,37 +64,32 @@ func (s *Server) controllerCheck(id string, o sdnObj) (string, error) {
 }
 
 func (s *Server) controllerCreate(r *reqCtx) (any, error) {
-	id := r.params.Str("controller")
-	w := s.sdnWrite(r, "controllers", "create sdn controller object")
-	o := storeParams(s.schema.Method("/cluster/sdn/controllers", "POST"), r.params)
-	m, err := s.controllerCheck(id, o)
-	if err != nil {
-		return nil, err
-	}
-	if err := w.lockNew(id, "sdn controller object ID '%s' already defined"); err != nil {
-		return nil, err
-	}
-	return w.store(id, o, m)
+	w := s.sdnWrite(r, controllerKind, opCreate)
+	return s.controllerStore(w, w.created(), w.lockNew)
 }
 
 func (s *Server) controllerUpdate(r *reqCtx) (any, error) {
-	id := r.params.Str("controller")
-	w := s.sdnWrite(r, "controllers", "update sdn controller object")
-	_, o, err := w.existingUpdated(id, "/cluster/sdn/controllers/{controller}", "controller", "type")
+	w := s.sdnWrite(r, controllerKind, opUpdate)
+	_, o, err := w.existingUpdated()
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.controllerCheck(id, o)
+	return s.controllerStore(w, o, w.lockAndDigest)
+}
+
+// controllerStore is what a create and an update of a controller share, in PVE's order: the
+// type's options, lock (new id, or digest), then the semantic checks' verdict, and the store.
+func (s *Server) controllerStore(w sdnWrite, o sdnObj, lock func() error) (any, error) {
+	m, err := s.controllerCheck(w.id, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.lockAndDigest(); err != nil {
+	if err := lock(); err != nil {
 		return nil, err
 	}
-	return w.store(id, o, m)
+	return w.store(o, m)
 }
 
 func (s *Server) controllerDelete(r *reqCtx) (any, error) {
-	w := s.sdnWrite(r, "controllers", "delete sdn controller object")
-	return w.removeUnused(r.params.Str("controller"), "zones", "controller", "controller %s is used by %s")
+	return s.sdnWrite(r, controllerKind, opDelete).removeUnused("zones", "controller", "controller %s is used by %s")
 }

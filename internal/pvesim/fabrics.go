@@ -9,8 +9,28 @@ import (
 // PVE 9 fabrics (openfabric, ospf) and their nodes, versioned like the other
 // SDN objects. Node objects are keyed "<fabric>/<node>".
 
+// fabricKind: PVE 9's fabric API words its messages its own way ("adding fabric failed: ...").
+var fabricKind = sdnKind{section: "fabrics", path: "/cluster/sdn/fabrics/fabric", id: "id",
+	ops: [3]string{"adding fabric", "updating fabric", "deleting fabric"}, exists: "fabric '%s' already exists in config"}
+
+// fabricNodeKind: a fabric node's id is "<fabric>/<node>" (fabricNodeWrite).
+var fabricNodeKind = sdnKind{section: "fabricnodes", path: "/cluster/sdn/fabrics/node/{fabric_id}", id: "node_id",
+	ops: [3]string{"adding node", "updating node", "deleting node"}}
+
+// fabricRoutes: fabrics, their nodes, and the status a node reports for its fabric.
+func (s *Server) fabricRoutes() routes {
+	rs := fabricKind.routes(crud{s.fabricList, s.fabricCreate, s.fabricGet, s.fabricUpdate, s.fabricDelete})
+	rs.add(fabricNodeKind.routes(crud{s.fabricNodeList, s.fabricNodeCreate, s.fabricNodeGet, s.fabricNodeUpdate, s.fabricNodeDelete}))
+	rs.add(routes{"GET /cluster/sdn/fabrics": s.fabricIndex, "GET /cluster/sdn/fabrics/all": s.fabricAll,
+		"GET /cluster/sdn/fabrics/node": s.fabricNodeListAll, "GET /nodes/{node}/sdn/fabrics/{fabric}": s.nodeFabricIndex})
+	for _, view := range fabricStatusViews {
+		rs["GET /nodes/{node}/sdn/fabrics/{fabric}/"+view] = s.nodeFabricStatus
+	}
+	return rs
+}
+
 func (s *Server) fabricIndex(r *reqCtx) (any, error) {
-	return []map[string]string{{"subdir": "fabric"}, {"subdir": "node"}, {"subdir": "all"}}, nil
+	return subdirs("fabric", "node", "all"), nil
 }
 
 func (s *Server) fabricVisible(r *reqCtx, id string) bool {
@@ -106,39 +126,36 @@ func (s *Server) fabricRules(id string, o sdnObj) string {
 }
 
 func (s *Server) fabricCreate(r *reqCtx) (any, error) {
-	id := r.params.Str("id")
-	w := s.sdnWrite(r, "fabrics", "adding fabric")
-	if err := w.lockNew(id, "fabric '%s' already exists in config"); err != nil {
+	w := s.sdnWrite(r, fabricKind, opCreate)
+	if err := w.lockNew(); err != nil {
 		return nil, err
 	}
-	o := storeParams(s.schema.Method("/cluster/sdn/fabrics/fabric", "POST"), r.params)
-	return w.store(id, o, s.fabricRules(id, o))
+	o := w.created()
+	return w.store(o, s.fabricRules(w.id, o))
 }
 
 func (s *Server) fabricUpdate(r *reqCtx) (any, error) {
-	id := r.params.Str("id")
-	w := s.sdnWrite(r, "fabrics", "updating fabric")
-	old, ok := w.objects()[id]
+	w := s.sdnWrite(r, fabricKind, opUpdate)
+	old, ok := w.objects()[w.id]
 	if !ok {
-		return nil, w.failed("fabric '%s' does not exist in configuration", id)
+		return nil, w.failed("fabric '%s' does not exist in configuration", w.id)
 	}
 	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
 	if r.params.Str("protocol") != old["protocol"] {
-		return nil, w.failed("cannot change protocol of fabric '%s'", id)
+		return nil, w.failed("cannot change protocol of fabric '%s'", w.id)
 	}
-	o, err := w.update("/cluster/sdn/fabrics/fabric/{id}", old)
+	o, err := w.update(old)
 	if err != nil {
 		return nil, err
 	}
-	return w.store(id, o, s.fabricRules(id, o))
+	return w.store(o, s.fabricRules(w.id, o))
 }
 
 func (s *Server) fabricDelete(r *reqCtx) (any, error) {
-	id := r.params.Str("id")
-	w := s.sdnWrite(r, "fabrics", "deleting fabric")
-	cur := s.st.SDN.Current
+	w := s.sdnWrite(r, fabricKind, opDelete)
+	id, cur := w.id, s.st.SDN.Current
 	if _, ok := w.objects()[id]; !ok {
 		return nil, w.failed("fabric '%s' does not exist in configuration", id)
 	}
@@ -166,7 +183,16 @@ func (s *Server) fabricDelete(r *reqCtx) (any, error) {
 			delete(cur["fabricnodes"], key)
 		}
 	}
-	return w.remove(id)
+	return w.remove()
+}
+
+// fabricNodeWrite is a write of the request's node of fabric f, keyed "<fabric>/<node>": one
+// node may be in several fabrics.
+func (s *Server) fabricNodeWrite(r *reqCtx, op sdnOp) (w sdnWrite, f, n string) {
+	w = s.sdnWrite(r, fabricNodeKind, op)
+	f, n = r.params.Str("fabric_id"), w.id
+	w.id = f + "/" + n
+	return w, f, n
 }
 
 func (s *Server) fabricNodeGet(r *reqCtx) (any, error) {
@@ -236,8 +262,7 @@ func (s *Server) fabricNodeRules(fab sdnObj, key string, o sdnObj) string {
 }
 
 func (s *Server) fabricNodeCreate(r *reqCtx) (any, error) {
-	f, n := r.params.Str("fabric_id"), r.params.Str("node_id")
-	w := s.sdnWrite(r, "fabricnodes", "adding node")
+	w, f, n := s.fabricNodeWrite(r, opCreate)
 	if err := w.lock(); err != nil {
 		return nil, err
 	}
@@ -245,59 +270,57 @@ func (s *Server) fabricNodeCreate(r *reqCtx) (any, error) {
 	if !ok {
 		return nil, w.failed("fabric '%s' does not exist in configuration", f)
 	}
-	key := f + "/" + n
-	if _, ok := w.objects()[key]; ok {
+	if _, ok := w.objects()[w.id]; ok {
 		return nil, w.failed("node '%s' already exists in config for fabric %s", n, f)
 	}
 	if r.params.Str("protocol") != fab["protocol"] {
 		return nil, w.failed("protocol '%s' does not match fabric '%s'", r.params.Str("protocol"), f)
 	}
-	o := storeParams(s.schema.Method("/cluster/sdn/fabrics/node/{fabric_id}", "POST"), r.params)
-	if m := s.fabricNodeRules(fab, key, o); m != "" {
+	o := w.created()
+	if m := s.fabricNodeRules(fab, w.id, o); m != "" {
 		return nil, w.failed("%s", m)
 	}
-	o["id"] = key
-	return w.store(key, o, "")
+	o["id"] = w.id
+	return w.store(o, "")
 }
 
 func (s *Server) fabricNodeUpdate(r *reqCtx) (any, error) {
-	f, n := r.params.Str("fabric_id"), r.params.Str("node_id")
-	w := s.sdnWrite(r, "fabricnodes", "updating node")
-	key := f + "/" + n
-	old, ok := w.objects()[key]
+	w, f, n := s.fabricNodeWrite(r, opUpdate)
+	old, ok := w.objects()[w.id]
 	if !ok {
 		return nil, w.failed("node '%s' does not exist in fabric '%s'", n, f)
 	}
 	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
-	o, err := w.update("/cluster/sdn/fabrics/node/{fabric_id}/{node_id}", old)
+	o, err := w.update(old)
 	if err != nil {
 		return nil, err
 	}
-	return w.store(key, o, s.fabricNodeRules(s.st.SDN.Current["fabrics"][f], key, o))
+	return w.store(o, s.fabricNodeRules(s.st.SDN.Current["fabrics"][f], w.id, o))
 }
 
 func (s *Server) fabricNodeDelete(r *reqCtx) (any, error) {
-	f, n := r.params.Str("fabric_id"), r.params.Str("node_id")
-	w := s.sdnWrite(r, "fabricnodes", "deleting node")
-	key := f + "/" + n
-	if _, ok := w.objects()[key]; !ok {
+	w, f, n := s.fabricNodeWrite(r, opDelete)
+	if _, ok := w.objects()[w.id]; !ok {
 		return nil, w.failed("node '%s' does not exist in fabric '%s'", n, f)
 	}
 	if err := w.lock(); err != nil {
 		return nil, err
 	}
-	return w.remove(key)
+	return w.remove()
 }
 
 // ---- node-level fabric status ----
+
+// fabricStatusViews are what a node reports for a fabric, in PVE's index order.
+var fabricStatusViews = []string{"routes", "neighbors", "interfaces"}
 
 func (s *Server) nodeFabricIndex(r *reqCtx) (any, error) {
 	if _, err := s.runningFabricNode(r); err != nil {
 		return nil, err
 	}
-	return []map[string]string{{"subdir": "routes"}, {"subdir": "neighbors"}, {"subdir": "interfaces"}}, nil
+	return subdirs(fabricStatusViews...), nil
 }
 
 func (s *Server) runningFabricNode(r *reqCtx) (sdnObj, error) {

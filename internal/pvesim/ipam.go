@@ -2,6 +2,15 @@ package pvesim
 
 // IPAM and DNS objects: read-only here, and not versioned (no pending/running).
 
+// pluginRoutes: the IPAM and DNS plugins, read-only (a nil crud handler answers 501).
+func (s *Server) pluginRoutes() routes {
+	rs := routes{}
+	for kind, id := range map[string]string{"ipams": "ipam", "dns": "dns"} {
+		rs.add(collection("/cluster/sdn/"+kind, id, crud{list: s.pluginList(kind), get: s.pluginGet(kind, id)}))
+	}
+	return rs
+}
+
 // plugins are the IPAM or DNS plugin objects of kind ("ipams", "dns"), as the API shows them: a
 // DNS plugin's API key is a secret and never shown.
 func (s *Server) plugins(kind string) map[string]sdnObj {

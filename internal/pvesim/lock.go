@@ -6,6 +6,12 @@ import (
 	"time"
 )
 
+// sdnRoutes: the SDN index, the lock and rollback.
+func (s *Server) sdnRoutes() routes {
+	return routes{"GET /cluster/sdn": s.sdnIndex, "POST /cluster/sdn/lock": s.sdnLockAcquire,
+		"DELETE /cluster/sdn/lock": s.sdnLockRelease, "POST /cluster/sdn/rollback": s.sdnRollback}
+}
+
 func (s *Server) checkLockToken(params Params, op string) error {
 	l := s.st.SDN.Lock
 	if l != nil && params.Str("lock-token") != l.Token {

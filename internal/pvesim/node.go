@@ -7,6 +7,14 @@ import (
 	"strings"
 )
 
+// clusterRoutes: the cluster and its nodes.
+func (s *Server) clusterRoutes() routes {
+	rs := collection("/nodes", "node", crud{list: s.nodes, get: s.node})
+	rs.add(routes{"GET /nodes/{node}/status": s.nodeStatus, "GET /version": s.version, "GET /cluster/status": s.clusterStatus,
+		"GET /cluster/nextid": s.nextID, "GET /cluster/resources": s.resources})
+	return rs
+}
+
 func (s *Server) nodeExists(n string) bool {
 	for _, x := range s.st.Nodes {
 		if x.Name == n {

@@ -8,6 +8,17 @@ import (
 
 // Node-level SDN views (/nodes/{node}/sdn/...): zone status follows the node's rendered files.
 
+// nodeSDNRoutes: a node's view of the applied SDN. A zone's bridges and ip-vrf report nothing.
+func (s *Server) nodeSDNRoutes() routes {
+	rs := collection("/nodes/{node}/sdn/zones", "zone", crud{list: s.nodeSDNZones, get: s.nodeSDNZone})
+	rs.add(routes{"GET /nodes/{node}/sdn": s.nodeSDNIndex, "GET /nodes/{node}/sdn/zones/{zone}/content": s.nodeSDNZoneContent,
+		"GET /nodes/{node}/sdn/vnets/{vnet}": s.nodeSDNVnet})
+	for _, sub := range []string{"bridges", "ip-vrf"} {
+		rs["GET /nodes/{node}/sdn/zones/{zone}/"+sub] = s.nodeSDNEmpty
+	}
+	return rs
+}
+
 func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
 	out := []map[string]any{}
 	// the zones as the node's renderer read them from the running config
@@ -27,11 +38,11 @@ func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
 }
 
 func (s *Server) nodeSDNZone(r *reqCtx) (any, error) {
-	return []map[string]string{{"subdir": "content"}, {"subdir": "bridges"}, {"subdir": "ip-vrf"}}, nil
+	return subdirs("content", "bridges", "ip-vrf"), nil
 }
 
 func (s *Server) nodeSDNIndex(r *reqCtx) (any, error) {
-	return []map[string]string{{"subdir": "zones"}, {"subdir": "vnets"}, {"subdir": "fabrics"}}, nil
+	return subdirs("zones", "vnets", "fabrics"), nil
 }
 
 func (s *Server) nodeSDNEmpty(r *reqCtx) (any, error) { return []any{}, nil }
@@ -56,5 +67,5 @@ func (s *Server) nodeSDNVnet(r *reqCtx) (any, error) {
 	if err := s.vnetPerm(r, vnet, "SDN.Audit"); err != nil {
 		return nil, err
 	}
-	return []map[string]string{{"subdir": "mac-vrf"}}, nil
+	return subdirs("mac-vrf"), nil
 }

@@ -9,6 +9,28 @@ import (
 	"github.com/deevnet/tenant/internal/pvesim/schema"
 )
 
+// poolKind: a pool with a VM in it cannot be deleted.
+var poolKind = accessKind[Pool]{path: "/pools", param: "poolid", missing: "pool '%s' does not exist",
+	objects: func(st *state) map[string]*Pool { return st.Pools },
+	undeletable: func(st *state, id string) string {
+		for _, vm := range st.VMs {
+			if vm.Pool == id {
+				return fmt.Sprintf("pool '%s' is not empty", id)
+			}
+		}
+		return ""
+	},
+	acl: func(id string, a ACL) bool { return a.Path == "/pool/"+id },
+}
+
+// poolRoutes: the pools, the usual collection, and PVE's older update and delete at the
+// collection path (poolid a parameter).
+func (s *Server) poolRoutes() routes {
+	rs := poolKind.routes(crud{s.poolList, s.poolCreate, s.poolGet, s.poolUpdate, s.poolDelete})
+	rs.add(routes{"PUT /pools": s.poolUpdate, "DELETE /pools": s.poolDelete})
+	return rs
+}
+
 func (s *Server) poolMembers(pool string) []map[string]any {
 	out := []map[string]any{}
 	for _, id := range s.sortedVMIDs() {
@@ -35,7 +57,7 @@ func (s *Server) poolList(r *reqCtx) (any, error) {
 }
 
 func (s *Server) poolGet(r *reqCtx) (any, error) {
-	id, p, err := named(r, s.st.Pools, "poolid", "", poolMissing)
+	id, p, err := poolKind.named(r, s.st, "")
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +77,7 @@ func (s *Server) poolCreate(r *reqCtx) (any, error) {
 }
 
 func (s *Server) poolUpdate(r *reqCtx) (any, error) {
-	id, p, err := named(r, s.st.Pools, "poolid", "update pools", poolMissing)
+	id, p, err := poolKind.named(r, s.st, "update pools")
 	if err != nil {
 		return nil, err
 	}
@@ -84,14 +106,5 @@ func (s *Server) poolUpdate(r *reqCtx) (any, error) {
 }
 
 func (s *Server) poolDelete(r *reqCtx) (any, error) {
-	id, _, err := named(r, s.st.Pools, "poolid", "delete pool", poolMissing)
-	if err != nil {
-		return nil, err
-	}
-	if len(s.poolMembers(id)) > 0 {
-		return nil, plainErr("delete pool failed: pool '%s' is not empty", id)
-	}
-	delete(s.st.Pools, id)
-	s.st.dropACLs(func(a ACL) bool { return a.Path == "/pool/"+id })
-	return nil, nil
+	return poolKind.remove(r, s.st, "delete pool")
 }

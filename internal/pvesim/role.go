@@ -9,6 +9,11 @@ import (
 	"github.com/deevnet/tenant/internal/pvesim/schema"
 )
 
+// roleRoutes: the roles, the usual collection.
+func (s *Server) roleRoutes() routes {
+	return collection("/access/roles", "roleid", crud{s.roleList, s.roleCreate, s.roleGet, s.roleUpdate, s.roleDelete})
+}
+
 func (s *Server) roleList(r *reqCtx) (any, error) {
 	out := []map[string]any{}
 	builtin := builtinRoles()

@@ -226,3 +226,15 @@ func TestEveryUsedRouteHasAHandler(t *testing.T) {
 	}
 	t.Logf("schema routes answering 501 (not simulated): %d\n%s", len(missing), strings.Join(missing, "\n"))
 }
+
+// TestRouteRegisteredTwice: two resources claiming one "METHOD /path" stop the server from being
+// built, where a map alone would silently keep one of the two handlers.
+func TestRouteRegisteredTwice(t *testing.T) {
+	rs := routes{"GET /version": nil}
+	defer func() {
+		if recover() == nil {
+			t.Error("a second handler for GET /version was accepted")
+		}
+	}()
+	rs.add(routes{"GET /version": nil})
+}

@@ -22,37 +22,75 @@ func typeMatches(r *reqCtx, o sdnObj) bool {
 	return t == "" || o["type"] == t
 }
 
-// sdnWrite is one write of an object of kind; op names it in PVE's messages, e.g.
-// "create sdn zone object" in "create sdn zone object failed: ...".
+// sdnKind is one kind of staged SDN object: where the config and the API keep it, and how PVE's
+// messages name its writes.
+type sdnKind struct {
+	section string    // its section of the SDN config: "zones"
+	path    string    // the collection's path; an object's is path/{id}
+	id      string    // the object path's parameter: "zone"
+	fixed   []string  // the properties an update may not delete
+	ops     [3]string // a create, an update and a delete (sdnOp) in "<op> failed: ...": "create sdn zone object"
+	exists  string    // the message for a create of a staged id (a format of the id)
+}
+
+// sdnOp indexes sdnKind.ops.
+type sdnOp int
+
+const (
+	opCreate sdnOp = iota
+	opUpdate
+	opDelete
+)
+
+// sdnObjectKind is a kind of PVE's SDN section config (zones, vnets, subnets, controllers), "sdn
+// <name> object" in messages. An update may delete neither the id property, nor fixed, nor the type.
+func sdnObjectKind(section, path, id, name string, fixed ...string) sdnKind {
+	noun := "sdn " + name + " object"
+	return sdnKind{section: section, path: path, id: id, fixed: append(append([]string{id}, fixed...), "type"),
+		ops: [3]string{"create " + noun, "update " + noun, "delete " + noun}, exists: noun + " ID '%s' already defined"}
+}
+
+// routes is the kind's collection routes.
+func (k sdnKind) routes(h crud) routes { return collection(k.path, k.id, h) }
+
+// sdnWrite is one write of an object of a kind.
 type sdnWrite struct {
 	s    *Server
 	r    *reqCtx
-	kind string
-	op   string
+	kind sdnKind
+	op   string // as PVE names it in messages
+	// id is the object's: the object path's parameter. Subnets and fabric nodes are keyed
+	// otherwise; their handlers set it.
+	id string
 }
 
-func (s *Server) sdnWrite(r *reqCtx, kind, op string) sdnWrite {
-	return sdnWrite{s: s, r: r, kind: kind, op: op}
+func (s *Server) sdnWrite(r *reqCtx, kind sdnKind, op sdnOp) sdnWrite {
+	return sdnWrite{s: s, r: r, kind: kind, op: kind.ops[op], id: r.params.Str(kind.id)}
 }
 
 // objects is the kind's section of the staged (current) config.
-func (w sdnWrite) objects() map[string]sdnObj { return w.s.st.SDN.Current[w.kind] }
+func (w sdnWrite) objects() map[string]sdnObj { return w.s.st.SDN.Current[w.kind.section] }
 
-// existing is the staged object id, or PVE's "sdn '<id>' does not exist" (zones, controllers).
-func (w sdnWrite) existing(id string) (sdnObj, error) {
-	o, ok := w.objects()[id]
+// created is the new object the request describes.
+func (w sdnWrite) created() sdnObj {
+	return storeParams(w.s.schema.Method(w.kind.path, "POST"), w.r.params)
+}
+
+// existing is the staged object, or PVE's "sdn '<id>' does not exist" (zones, controllers).
+func (w sdnWrite) existing() (sdnObj, error) {
+	o, ok := w.objects()[w.id]
 	if !ok {
-		return nil, plainErr("sdn '%s' does not exist", id)
+		return nil, plainErr("sdn '%s' does not exist", w.id)
 	}
 	return o, nil
 }
 
-// existingUpdated is the staged object id and the request merged into a copy of it.
-func (w sdnWrite) existingUpdated(id, path string, fixed ...string) (old, o sdnObj, err error) {
-	if old, err = w.existing(id); err != nil {
+// existingUpdated is the staged object and the request merged into a copy of it.
+func (w sdnWrite) existingUpdated() (old, o sdnObj, err error) {
+	if old, err = w.existing(); err != nil {
 		return nil, nil, err
 	}
-	if o, err = w.update(path, old, fixed...); err != nil {
+	if o, err = w.update(old); err != nil {
 		return nil, nil, err
 	}
 	return old, o, nil
@@ -69,13 +107,13 @@ func (w sdnWrite) lockVNet(vnet string) error {
 // lock checks the SDN lock token, as every write does first or early.
 func (w sdnWrite) lock() error { return w.s.checkLockToken(w.r.params, w.op+" failed") }
 
-// lockNew checks the lock token, then that id is not staged yet (exists: PVE's message, given id).
-func (w sdnWrite) lockNew(id, exists string) error {
+// lockNew checks the lock token, then that the id is not staged yet.
+func (w sdnWrite) lockNew() error {
 	if err := w.lock(); err != nil {
 		return err
 	}
-	if _, ok := w.objects()[id]; ok {
-		return w.failed(exists, id)
+	if _, ok := w.objects()[w.id]; ok {
+		return w.failed(w.kind.exists, w.id)
 	}
 	return nil
 }
@@ -85,7 +123,7 @@ func (w sdnWrite) lockAndDigest() error {
 	if err := w.lock(); err != nil {
 		return err
 	}
-	return w.s.checkDigest(w.kind, w.r.params, w.op)
+	return w.s.checkDigest(w.kind.section, w.r.params, w.op)
 }
 
 // failed is PVE's "<op> failed: <message>".
@@ -93,21 +131,21 @@ func (w sdnWrite) failed(format string, a ...any) error {
 	return plainErr("%s failed: "+format, append([]any{w.op}, a...)...)
 }
 
-// update merges the request into a copy of old; fixed properties may not be deleted.
-func (w sdnWrite) update(path string, old sdnObj, fixed ...string) (sdnObj, error) {
-	o, bad := applyUpdate(w.s.schema.Method(path, "PUT"), old, w.r.params, fixed...)
+// update merges the request into a copy of old.
+func (w sdnWrite) update(old sdnObj) (sdnObj, error) {
+	o, bad := applyUpdate(w.s.schema.Method(w.kind.path+"/{"+w.kind.id+"}", "PUT"), old, w.r.params, w.kind.fixed...)
 	if bad != "" {
 		return nil, plainErr("cannot delete '%s'", bad)
 	}
 	return o, nil
 }
 
-// store stages o as id unless semantic, the kind's semantic check's message, refuses it.
-func (w sdnWrite) store(id string, o sdnObj, semantic string) (any, error) {
+// store stages o unless semantic, the kind's semantic check's message, refuses it.
+func (w sdnWrite) store(o sdnObj, semantic string) (any, error) {
 	if semantic != "" {
 		return nil, w.failed("%s", semantic)
 	}
-	w.objects()[id] = o
+	w.objects()[w.id] = o
 	return nil, nil
 }
 
@@ -123,22 +161,22 @@ func (w sdnWrite) usedBy(kind, field, id string) string {
 }
 
 // removeUnused is the delete of a zone or controller: it must exist, the lock must allow it,
-// and no object of kind may refer to it by field (format gets id and the user's id).
-func (w sdnWrite) removeUnused(id, kind, field, format string) (any, error) {
-	if _, err := w.existing(id); err != nil {
+// and no object of kind may refer to it by field (format gets its id and the user's id).
+func (w sdnWrite) removeUnused(kind, field, format string) (any, error) {
+	if _, err := w.existing(); err != nil {
 		return nil, err
 	}
 	if err := w.lock(); err != nil {
 		return nil, err
 	}
-	if user := w.usedBy(kind, field, id); user != "" {
-		return nil, w.failed(format, id, user)
+	if user := w.usedBy(kind, field, w.id); user != "" {
+		return nil, w.failed(format, w.id, user)
 	}
-	return w.remove(id)
+	return w.remove()
 }
 
-// remove unstages id.
-func (w sdnWrite) remove(id string) (any, error) {
-	delete(w.objects(), id)
+// remove unstages the object.
+func (w sdnWrite) remove() (any, error) {
+	delete(w.objects(), w.id)
 	return nil, nil
 }

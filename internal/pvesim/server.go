@@ -59,7 +59,7 @@ type TaskFault struct {
 type Server struct {
 	cfg      Config
 	schema   *schema.Schema
-	handlers map[string]handlerFunc
+	handlers routes
 
 	mu         sync.Mutex
 	st         *state

@@ -8,6 +8,13 @@ import (
 	"strings"
 )
 
+// subnetKind: a subnet's id is "<zone>-<net>-<len>" (subnetID), not the path's subnet parameter.
+var subnetKind = sdnObjectKind("subnets", "/cluster/sdn/vnets/{vnet}/subnets", "subnet", "subnet", "vnet")
+
+func (s *Server) subnetRoutes() routes {
+	return subnetKind.routes(crud{s.subnetList, s.subnetCreate, s.subnetGet, s.subnetUpdate, s.subnetDelete})
+}
+
 func (s *Server) subnetList(r *reqCtx) (any, error) {
 	vnet := r.params.Str("vnet")
 	out := []sdnObj{}
@@ -95,7 +102,7 @@ func (s *Server) subnetSemantic(cidr string, o sdnObj) string {
 
 func (s *Server) subnetCreate(r *reqCtx) (any, error) {
 	vnet := r.params.Str("vnet")
-	w := s.sdnWrite(r, "subnets", "create sdn subnet object")
+	w := s.sdnWrite(r, subnetKind, opCreate)
 	if err := w.lockVNet(vnet); err != nil {
 		return nil, err
 	}
@@ -105,25 +112,26 @@ func (s *Server) subnetCreate(r *reqCtx) (any, error) {
 	if !strings.Contains(cidr, "/") {
 		return nil, paramErr(map[string]string{"subnet": "invalid format - value does not look like a valid CIDR network\n"})
 	}
-	id := subnetID(zone, cidr)
-	if _, ok := w.objects()[id]; ok {
-		return nil, w.failed("sdn subnet object ID '%s' already defined", id)
+	w.id = subnetID(zone, cidr)
+	if _, ok := w.objects()[w.id]; ok {
+		return nil, w.failed(w.kind.exists, w.id)
 	}
 	if v["vlanaware"] == int64(1) {
 		return nil, w.failed("you can't add a subnet on a vlanaware vnet")
 	}
-	o := storeParams(s.schema.Method("/cluster/sdn/vnets/{vnet}/subnets", "POST"), r.params)
-	o["subnet"], o["type"], o["vnet"] = id, "subnet", vnet
-	return w.store(id, o, s.subnetSemantic(cidr, o))
+	o := w.created()
+	o["subnet"], o["type"], o["vnet"] = w.id, "subnet", vnet
+	return w.store(o, s.subnetSemantic(cidr, o))
 }
 
 func (s *Server) subnetUpdate(r *reqCtx) (any, error) {
 	vnet := r.params.Str("vnet")
-	w := s.sdnWrite(r, "subnets", "update sdn subnet object")
+	w := s.sdnWrite(r, subnetKind, opUpdate)
 	id, err := s.subnetOf(r, vnet)
 	if err != nil {
 		return nil, err
 	}
+	w.id = id
 	old := w.objects()[id]
 	if old["vnet"] != vnet {
 		return nil, paramErr(map[string]string{"vnet": "wrong vnet"})
@@ -131,13 +139,13 @@ func (s *Server) subnetUpdate(r *reqCtx) (any, error) {
 	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
-	o, err := w.update("/cluster/sdn/vnets/{vnet}/subnets/{subnet}", old, "subnet", "vnet", "type")
+	o, err := w.update(old)
 	if err != nil {
 		return nil, err
 	}
 	parts := strings.Split(id, "-")
 	cidr := strings.Join(parts[1:len(parts)-1], "-") + "/" + parts[len(parts)-1]
-	return w.store(id, o, s.subnetSemantic(cidr, o))
+	return w.store(o, s.subnetSemantic(cidr, o))
 }
 
 // subnetOf is the id of the request's subnet of vnet, after the write permission on the vnet and
@@ -155,13 +163,14 @@ func (s *Server) subnetOf(r *reqCtx, vnet string) (string, error) {
 }
 
 func (s *Server) subnetDelete(r *reqCtx) (any, error) {
-	w := s.sdnWrite(r, "subnets", "delete sdn subnet object")
+	w := s.sdnWrite(r, subnetKind, opDelete)
 	id, err := s.subnetOf(r, r.params.Str("vnet"))
 	if err != nil {
 		return nil, err
 	}
+	w.id = id
 	if err := w.lock(); err != nil {
 		return nil, err
 	}
-	return w.remove(id)
+	return w.remove()
 }

@@ -7,6 +7,14 @@ import (
 	"time"
 )
 
+// taskRoutes: a node's tasks, and the cluster's.
+func (s *Server) taskRoutes() routes {
+	rs := collection("/nodes/{node}/tasks", "upid", crud{list: s.taskList, get: s.taskIndex, remove: s.taskStop})
+	rs.add(routes{"GET /cluster/tasks": s.taskList, "GET /nodes/{node}/tasks/{upid}/status": s.taskStatus,
+		"GET /nodes/{node}/tasks/{upid}/log": s.taskLog})
+	return rs
+}
+
 func (s *Server) taskFor(r *reqCtx) (*Task, error) {
 	upid := r.params.Str("upid")
 	if !upidRe.MatchString(upid) {

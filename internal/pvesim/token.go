@@ -2,6 +2,16 @@ package pvesim
 
 // API tokens (/access/users/{userid}/token): the secret is shown once, at creation.
 
+// tokenRoutes: a user's tokens, the usual collection but that PVE creates one at its own path.
+// Each handler gets the user, looked up first.
+func (s *Server) tokenRoutes() routes {
+	const tokens = "/access/users/{userid}/token"
+	rs := collection(tokens, "tokenid", crud{list: on(s.userOf, s.tokenList), get: on(s.userOf, s.tokenGet),
+		update: on(s.userOf, s.tokenUpdate), remove: on(s.userOf, s.tokenDelete)})
+	rs.add(routes{"POST " + tokens + "/{tokenid}": on(s.userOf, s.tokenCreate)})
+	return rs
+}
+
 func (s *Server) tokenListOf(u *User) []map[string]any {
 	out := []map[string]any{}
 	for _, id := range sortedKeys(u.Tokens) {

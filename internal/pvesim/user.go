@@ -8,6 +8,24 @@ import (
 	"github.com/deevnet/tenant/internal/pvesim/schema"
 )
 
+// userKind: a user's ACL entries are its own and its tokens'; root@pam cannot be deleted.
+var userKind = accessKind[User]{path: "/access/users", param: "userid", missing: "no such user ('%s')",
+	objects: func(st *state) map[string]*User { return st.Users },
+	undeletable: func(_ *state, id string) string {
+		if id == "root@pam" {
+			return "cannot delete root@pam"
+		}
+		return ""
+	},
+	acl: func(id string, a ACL) bool {
+		return a.Type == "user" && a.UGID == id || a.Type == "token" && strings.HasPrefix(a.UGID, id+"!")
+	},
+}
+
+func (s *Server) userRoutes() routes {
+	return userKind.routes(crud{s.userList, s.userCreate, s.userGet, s.userUpdate, s.userDelete})
+}
+
 func (s *Server) userList(r *reqCtx) (any, error) {
 	out := []map[string]any{}
 	for _, id := range sortedKeys(s.st.Users) {
@@ -45,7 +63,7 @@ func (s *Server) userGet(r *reqCtx) (any, error) {
 }
 
 func (s *Server) userUpdate(r *reqCtx) (any, error) {
-	_, u, err := named(r, s.st.Users, "userid", "update user", userMissing)
+	_, u, err := userKind.named(r, s.st, "update user")
 	if err != nil {
 		return nil, err
 	}
@@ -64,21 +82,10 @@ func (s *Server) userUpdate(r *reqCtx) (any, error) {
 }
 
 func (s *Server) userDelete(r *reqCtx) (any, error) {
-	id, _, err := named(r, s.st.Users, "userid", "delete user", userMissing)
-	if err != nil {
-		return nil, err
-	}
-	if id == "root@pam" {
-		return nil, plainErr("delete user failed: cannot delete root@pam")
-	}
-	delete(s.st.Users, id)
-	s.st.dropACLs(func(a ACL) bool {
-		return a.Type == "user" && a.UGID == id || a.Type == "token" && strings.HasPrefix(a.UGID, id+"!")
-	})
-	return nil, nil
+	return userKind.remove(r, s.st, "delete user")
 }
 
 func (s *Server) userOf(r *reqCtx) (*User, error) {
-	_, u, err := named(r, s.st.Users, "userid", "", userMissing)
+	_, u, err := userKind.named(r, s.st, "")
 	return u, err
 }

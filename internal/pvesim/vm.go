@@ -4,12 +4,32 @@ package pvesim
 
 import (
 	"fmt"
-	"regexp"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
+
+// vmRoutes: QEMU VMs, a collection on each node. Below a VM, each handler gets it, looked up
+// first (PVE's "does not exist" error).
+func (s *Server) vmRoutes() routes {
+	const vm = "/nodes/{node}/qemu/{vmid}"
+	rs := collection("/nodes/{node}/qemu", "vmid", crud{list: s.qemuList, create: s.vmCreate, get: s.vmIndex, remove: on(s.getVM, s.vmDelete)})
+	rs.add(routes{"GET " + vm + "/status": s.vmStatusIndex})
+	for key, h := range map[string]func(*reqCtx, *VM) (any, error){
+		"GET /config": s.vmConfigGet, "POST /config": s.vmConfigPost, "PUT /config": s.vmConfigPut, "GET /pending": s.vmPending,
+		"PUT /resize": s.vmResize, "POST /clone": s.vmClone, "POST /template": s.vmTemplate,
+		"GET /status/current": s.vmStatusCurrent, "GET /agent/network-get-interfaces": s.vmAgentInterfaces,
+		"GET /cloudinit": s.vmCloudinit, "PUT /cloudinit": s.vmCloudinitRegen, "GET /cloudinit/dump": s.vmCloudinitDump,
+	} {
+		method, sub, _ := strings.Cut(key, " ")
+		rs[method+" "+vm+sub] = on(s.getVM, h)
+	}
+	for _, action := range powerActions {
+		rs["POST "+vm+"/status/"+action] = s.vmPower(action)
+	}
+	return rs
+}
 
 // getVM finds a VM on a node with PVE's "config file does not exist" error.
 func (s *Server) getVM(r *reqCtx) (*VM, error) {
@@ -22,14 +42,7 @@ func (s *Server) getVM(r *reqCtx) (*VM, error) {
 	return vm, nil
 }
 
-func (s *Server) sortedVMIDs() []int {
-	ids := make([]int, 0, len(s.st.VMs))
-	for id := range s.st.VMs {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	return ids
-}
+func (s *Server) sortedVMIDs() []int { return slices.Sorted(maps.Keys(s.st.VMs)) }
 
 func (s *Server) qemuList(r *reqCtx) (any, error) {
 	node := r.params.Str("node")
@@ -56,18 +69,14 @@ func (s *Server) vmStatusIndex(r *reqCtx) (any, error) {
 	if _, err := s.getVM(r); err != nil {
 		return nil, err
 	}
-	return []map[string]string{{"subdir": "current"}, {"subdir": "start"}, {"subdir": "stop"}, {"subdir": "shutdown"}, {"subdir": "reboot"}, {"subdir": "reset"}}, nil
+	return subdirs(append([]string{"current"}, powerActions...)...), nil
 }
 
 func (s *Server) vmIndex(r *reqCtx) (any, error) {
 	if _, err := s.getVM(r); err != nil {
 		return nil, err
 	}
-	var out []map[string]string
-	for _, c := range []string{"config", "pending", "status", "clone", "resize", "cloudinit", "template"} {
-		out = append(out, map[string]string{"subdir": c})
-	}
-	return out, nil
+	return subdirs("config", "pending", "status", "clone", "resize", "cloudinit", "template"), nil
 }
 
 func (s *Server) vmDelete(r *reqCtx, vm *VM) (any, error) {
@@ -77,7 +86,6 @@ func (s *Server) vmDelete(r *reqCtx, vm *VM) (any, error) {
 	if vm.Config["protection"] == "1" {
 		return nil, plainErr("can't remove VM %d - protection mode enabled", vm.VMID)
 	}
-	purge := r.params.Bool("purge")
 	t := s.startTask(r, vm.Node, "qmdestroy", strconv.Itoa(vm.VMID), func() error {
 		if vm.Lock != "" && !r.params.Bool("skiplock") {
 			return fmt.Errorf("VM is locked (%s)", vm.Lock)
@@ -91,24 +99,15 @@ func (s *Server) vmDelete(r *reqCtx, vm *VM) (any, error) {
 				}
 			}
 		}
+		// VM-specific ACLs go with the VM; pool membership too, being the VM's (purge or not, as
+		// PVE 9 removes it at destroy).
 		delete(s.st.VMs, vm.VMID)
-		// VM-specific ACLs go with the VM; pool membership too (purge or not,
-		// as PVE 9 removes it at destroy).
-		var keep []ACL
-		for _, a := range s.st.ACLs {
-			if a.Path != fmt.Sprintf("/vms/%d", vm.VMID) {
-				keep = append(keep, a)
-			}
-		}
-		s.st.ACLs = keep
-		_ = purge
+		s.st.dropACLs(func(a ACL) bool { return a.Path == fmt.Sprintf("/vms/%d", vm.VMID) })
 		return nil
 	})
 	t.Log = append(t.Log, fmt.Sprintf("destroy VM %d", vm.VMID))
 	return t.UPID, nil
 }
-
-var newDiskRe = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9._-]*[a-zA-Z0-9]):(\d+(?:\.\d+)?)(,.*)?$`)
 
 // vmCreate is POST /nodes/{node}/qemu: a new VM from config parameters;
 // "STORAGE:SIZE" disks are allocated as vm-<id>-disk-<n>.
@@ -143,28 +142,8 @@ func (s *Server) vmCreate(r *reqCtx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, k := range sortedKeys(set) {
-		v := set[k]
-		if !diskKeyRe.MatchString(k) {
-			continue
-		}
-		if m := newDiskRe.FindStringSubmatch(v); m != nil {
-			st, ok := s.st.Storages[m[1]]
-			if !ok {
-				return nil, plainErr("storage '%s' does not exist", m[1])
-			}
-			if !slices.Contains(st.Content, "images") {
-				return nil, paramErr(map[string]string{k: fmt.Sprintf("storage '%s' does not support vm images", m[1])})
-			}
-			if !r.who.isRoot() {
-				if err := s.st.check(r.who, "/storage/"+m[1], []string{"Datastore.AllocateSpace"}, false); err != nil {
-					return nil, err
-				}
-			}
-			set[k] = fmt.Sprintf("%s:vm-%d-disk-%d,size=%sG", m[1], vmid, n, m[2]) + m[3]
-			n++
-		}
+	if err := s.allocDisks(r, vmid, set); err != nil {
+		return nil, err
 	}
 	if !r.who.isRoot() {
 		for _, k := range sortedKeys(set) {

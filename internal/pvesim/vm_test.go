@@ -313,3 +313,24 @@ func TestGuestAgentInterfaces(t *testing.T) {
 		t.Fatalf("agent interfaces = %+v", res)
 	}
 }
+
+// A create allocates each "STORAGE:SIZE" disk as vm-<vmid>-disk-<n>, n counting in key order, on
+// a storage that exists and holds images.
+func TestVMCreateAllocatesDisks(t *testing.T) {
+	c := rootClient(t, startSim(t))
+	create := "/nodes/" + node + "/qemu"
+	if _, exit := c.task("POST", create, vals("vmid", "301", "scsi0", "local-lvm:4", "virtio1", "local-lvm:2,iothread=1")); exit != "OK" {
+		t.Fatalf("create: %s", exit)
+	}
+	var cfg map[string]any
+	c.ok("GET", create+"/301/config", nil, &cfg)
+	if cfg["scsi0"] != "local-lvm:vm-301-disk-0,size=4G" || cfg["virtio1"] != "local-lvm:vm-301-disk-1,size=2G,iothread=1" {
+		t.Errorf("disks: scsi0 %v, virtio1 %v", cfg["scsi0"], cfg["virtio1"])
+	}
+	if r := c.do("POST", create, vals("vmid", "302", "scsi0", "nope:4")); r.Status != 500 || r.Message != "storage 'nope' does not exist\n" {
+		t.Errorf("unknown storage: %d %q", r.Status, r.Message)
+	}
+	if r := c.do("POST", create, vals("vmid", "302", "scsi0", "local:4")); r.Status != 400 || r.Errors["scsi0"] != "storage 'local' does not support vm images" {
+		t.Errorf("iso storage: %d %v", r.Status, r.Errors)
+	}
+}

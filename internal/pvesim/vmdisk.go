@@ -1,13 +1,48 @@
 package pvesim
 
-// Disk resize (PUT .../resize).
+// Disks: allocation at create (POST /nodes/{node}/qemu) and resize (PUT .../resize).
 
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
+
+// newDiskRe is a disk to allocate at create: "STORAGE:SIZE[,options]".
+var newDiskRe = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9._-]*[a-zA-Z0-9]):(\d+(?:\.\d+)?)(,.*)?$`)
+
+// allocDisks turns the disks to allocate in the config set of new VM vmid into its volumes,
+// vm-<vmid>-disk-<n>, after their storage's checks: it exists, holds images, and lets a non-root
+// caller allocate space.
+func (s *Server) allocDisks(r *reqCtx, vmid int, set map[string]string) error {
+	n := 0
+	for _, k := range sortedKeys(set) {
+		if !diskKeyRe.MatchString(k) {
+			continue
+		}
+		m := newDiskRe.FindStringSubmatch(set[k])
+		if m == nil {
+			continue
+		}
+		st, ok := s.st.Storages[m[1]]
+		if !ok {
+			return plainErr("storage '%s' does not exist", m[1])
+		}
+		if !slices.Contains(st.Content, "images") {
+			return paramErr(map[string]string{k: fmt.Sprintf("storage '%s' does not support vm images", m[1])})
+		}
+		if !r.who.isRoot() {
+			if err := s.st.check(r.who, "/storage/"+m[1], []string{"Datastore.AllocateSpace"}, false); err != nil {
+				return err
+			}
+		}
+		set[k] = fmt.Sprintf("%s:vm-%d-disk-%d,size=%sG", m[1], vmid, n, m[2]) + m[3]
+		n++
+	}
+	return nil
+}
 
 func (s *Server) vmResize(r *reqCtx, vm *VM) (any, error) {
 	if d := r.params.Str("digest"); d != "" && d != vmDigest(vm.Config) {

@@ -34,6 +34,10 @@ func (s *Server) vmStatusCurrent(r *reqCtx, vm *VM) (any, error) {
 	return o, nil
 }
 
+// powerActions are the POST .../status/<action> endpoints, in PVE's index order.
+var powerActions = []string{"start", "stop", "shutdown", "reboot", "reset"}
+
+// vmPower is the handler of POST .../status/<action>.
 func (s *Server) vmPower(action string) handlerFunc {
 	return on(s.getVM, func(r *reqCtx, vm *VM) (any, error) {
 		if vm.Lock != "" && !r.params.Bool("skiplock") {

@@ -7,6 +7,12 @@ import (
 	"sort"
 )
 
+var vnetKind = sdnObjectKind("vnets", "/cluster/sdn/vnets", "vnet", "vnet")
+
+func (s *Server) vnetRoutes() routes {
+	return vnetKind.routes(crud{s.vnetList, s.vnetCreate, s.vnetGet, s.vnetUpdate, s.vnetDelete})
+}
+
 func (s *Server) vnetZone(vnet string) (string, error) {
 	v, ok := s.st.SDN.Current["vnets"][vnet]
 	if !ok {
@@ -84,24 +90,22 @@ func (s *Server) vnetSubnets(vnet string) []string {
 }
 
 func (s *Server) vnetCreate(r *reqCtx) (any, error) {
-	id := r.params.Str("vnet")
-	w := s.sdnWrite(r, "vnets", "create sdn vnet object")
-	if err := w.lockNew(id, "sdn vnet object ID '%s' already defined"); err != nil {
+	w := s.sdnWrite(r, vnetKind, opCreate)
+	if err := w.lockNew(); err != nil {
 		return nil, err
 	}
-	o := storeParams(s.schema.Method("/cluster/sdn/vnets", "POST"), r.params)
+	o := w.created()
 	o["type"] = "vnet"
-	return w.store(id, o, s.vnetSemantic(id, o, false))
+	return w.store(o, s.vnetSemantic(w.id, o, false))
 }
 
 func (s *Server) vnetUpdate(r *reqCtx) (any, error) {
-	id := r.params.Str("vnet")
-	w := s.sdnWrite(r, "vnets", "update sdn vnet object")
-	if err := s.vnetPerm(r, id, "SDN.Allocate"); err != nil {
+	w := s.sdnWrite(r, vnetKind, opUpdate)
+	if err := s.vnetPerm(r, w.id, "SDN.Allocate"); err != nil {
 		return nil, err
 	}
-	old := w.objects()[id]
-	o, err := w.update("/cluster/sdn/vnets/{vnet}", old, "vnet", "type")
+	old := w.objects()[w.id]
+	o, err := w.update(old)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +115,7 @@ func (s *Server) vnetUpdate(r *reqCtx) (any, error) {
 	if err := w.lockAndDigest(); err != nil {
 		return nil, err
 	}
-	subs := s.vnetSubnets(id)
+	subs := s.vnetSubnets(w.id)
 	if o["zone"] != old["zone"] {
 		if len(subs) > 0 {
 			return nil, w.failed("can't change zone if subnets exist")
@@ -121,17 +125,16 @@ func (s *Server) vnetUpdate(r *reqCtx) (any, error) {
 			return nil, err
 		}
 	}
-	return w.store(id, o, s.vnetSemantic(id, o, len(subs) > 0))
+	return w.store(o, s.vnetSemantic(w.id, o, len(subs) > 0))
 }
 
 func (s *Server) vnetDelete(r *reqCtx) (any, error) {
-	id := r.params.Str("vnet")
-	w := s.sdnWrite(r, "vnets", "delete sdn vnet object")
-	if err := w.lockVNet(id); err != nil {
+	w := s.sdnWrite(r, vnetKind, opDelete)
+	if err := w.lockVNet(w.id); err != nil {
 		return nil, err
 	}
-	if len(s.vnetSubnets(id)) > 0 {
+	if len(s.vnetSubnets(w.id)) > 0 {
 		return nil, paramErr(map[string]string{"vnet": "Can't delete vnet if subnets exists"})
 	}
-	return w.remove(id)
+	return w.remove()
 }

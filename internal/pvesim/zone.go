@@ -7,6 +7,12 @@ import (
 	"slices"
 )
 
+var zoneKind = sdnObjectKind("zones", "/cluster/sdn/zones", "zone", "zone")
+
+func (s *Server) zoneRoutes() routes {
+	return zoneKind.routes(crud{s.zoneList, s.zoneCreate, s.zoneGet, s.zoneUpdate, s.zoneDelete})
+}
+
 var zoneOptions = map[string]struct{ allowed, required []string }{
 	"evpn": {[]string{"controller", "vrf-vxlan", "exitnodes", "exitnodes-primary", "exitnodes-local-routing", "advertise-subnets",
 		"disable-arp-nd-suppression", "bridge-disable-mac-learning", "rt-import", "vxlan-port", "mac"}, []string{"controller", "vrf-vxlan"}},
@@ -90,20 +96,28 @@ func (s *Server) zoneGet(r *reqCtx) (any, error) {
 }
 
 func (s *Server) zoneCreate(r *reqCtx) (any, error) {
-	o := storeParams(s.schema.Method("/cluster/sdn/zones", "POST"), r.params)
-	id := r.params.Str("zone")
-	if err := s.zoneTypeCheck(fmt.Sprint(o["type"]), o); err != nil {
+	w := s.sdnWrite(r, zoneKind, opCreate)
+	o := w.created()
+	if err := s.zoneChecks(w, o, w.lockNew); err != nil {
 		return nil, err
-	}
-	w := s.sdnWrite(r, "zones", "create sdn zone object")
-	if err := w.lockNew(id, "sdn zone object ID '%s' already defined"); err != nil {
-		return nil, err
-	}
-	if m := s.zoneSemantic(id, o); m != "" {
-		return nil, w.failed("%s", m)
 	}
 	s.zoneMAC(o)
-	return w.store(id, o, "")
+	return w.store(o, "")
+}
+
+// zoneChecks are the checks a create and an update of a zone share, in PVE's order: the type's
+// options, lock (new id, or digest), then the checks PVE runs inside the lock.
+func (s *Server) zoneChecks(w sdnWrite, o sdnObj, lock func() error) error {
+	if err := s.zoneTypeCheck(fmt.Sprint(o["type"]), o); err != nil {
+		return err
+	}
+	if err := lock(); err != nil {
+		return err
+	}
+	if m := s.zoneSemantic(w.id, o); m != "" {
+		return w.failed("%s", m)
+	}
+	return nil
 }
 
 // zoneMAC gives an EVPN zone without one a generated router MAC, as PVE does.
@@ -116,26 +130,19 @@ func (s *Server) zoneMAC(o sdnObj) {
 }
 
 func (s *Server) zoneUpdate(r *reqCtx) (any, error) {
-	id := r.params.Str("zone")
-	w := s.sdnWrite(r, "zones", "update sdn zone object")
-	old, o, err := w.existingUpdated(id, "/cluster/sdn/zones/{zone}", "zone", "type")
+	w := s.sdnWrite(r, zoneKind, opUpdate)
+	old, o, err := w.existingUpdated()
 	if err != nil {
 		return nil, err
 	}
-	if err := s.zoneTypeCheck(fmt.Sprint(o["type"]), o); err != nil {
+	if err := s.zoneChecks(w, o, w.lockAndDigest); err != nil {
 		return nil, err
 	}
-	if err := w.lockAndDigest(); err != nil {
-		return nil, err
-	}
-	if m := s.zoneSemantic(id, o); m != "" {
-		return nil, w.failed("%s", m)
-	}
-	if !jsonEqual(o["ipam"], old["ipam"]) && s.zoneHasSubnets(id) {
+	if !jsonEqual(o["ipam"], old["ipam"]) && s.zoneHasSubnets(w.id) {
 		return nil, w.failed("400 Parameter verification failed.\nipam: can't change ipam if a subnet is already defined in this zone\n")
 	}
 	s.zoneMAC(o)
-	return w.store(id, o, "")
+	return w.store(o, "")
 }
 
 // zoneHasSubnets reports whether a subnet of one of the zone's vnets exists.
@@ -150,6 +157,5 @@ func (s *Server) zoneHasSubnets(zone string) bool {
 }
 
 func (s *Server) zoneDelete(r *reqCtx) (any, error) {
-	w := s.sdnWrite(r, "zones", "delete sdn zone object")
-	return w.removeUnused(r.params.Str("zone"), "vnets", "zone", "zone %s is used by vnet %s")
+	return s.sdnWrite(r, zoneKind, opDelete).removeUnused("vnets", "zone", "zone %s is used by vnet %s")
 }
