@@ -50,6 +50,20 @@ func startBin(t *testing.T, bin string, args ...string) (*exec.Cmd, string) {
 	return nil, ""
 }
 
+// pvesimBinary is $PVESIM_BIN, the binary that playbooks use (make test-pvesim sets it), or else
+// this command built into dir.
+func pvesimBinary(t *testing.T, dir string) string {
+	t.Helper()
+	if bin := os.Getenv("PVESIM_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(dir, "pvesim")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 func stopBin(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -62,14 +76,7 @@ func stopBin(t *testing.T, cmd *exec.Cmd) {
 
 func TestCLIStateSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
-	// PVESIM_BIN tests the binary that playbooks use (make test-pvesim sets it).
-	bin := os.Getenv("PVESIM_BIN")
-	if bin == "" {
-		bin = filepath.Join(dir, "pvesim")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
-		}
-	}
+	bin := pvesimBinary(t, dir)
 	ca, tokFile, state := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "token.json"), filepath.Join(dir, "state.json")
 	args := []string{"--listen", "127.0.0.1:0", "--ca-out", ca, "--token-out", tokFile, "--state", state}
 	cmd, _ := startBin(t, bin, args...)
@@ -126,13 +133,7 @@ func TestCLIStateSurvivesRestart(t *testing.T) {
 // /_sim/nodes/<node>/files/.
 func TestCLIRenderDirAndReloadCommand(t *testing.T) {
 	dir := t.TempDir()
-	bin := os.Getenv("PVESIM_BIN")
-	if bin == "" {
-		bin = filepath.Join(dir, "pvesim")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
-		}
-	}
+	bin := pvesimBinary(t, dir)
 	render, script := filepath.Join(dir, "render"), filepath.Join(dir, "reload.sh")
 	// records its arguments next to the files it was given
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s %s\\n' \"$1\" \"$2\" > \"$2/reloaded\"\n"), 0o755); err != nil {
