@@ -9,20 +9,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-func writeArgs(t testing.TB, args map[string]any) string {
-	t.Helper()
-	b, err := json.Marshal(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "args")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+	"github.com/deevnet/tenant/internal/module/argsfile"
+)
 
 func noEnv(string) string { return "" }
 
@@ -30,7 +19,7 @@ func noEnv(string) string { return "" }
 // decoded again, exactly as Ansible would read it.
 func run(t *testing.T, spec Spec, args map[string]any, h Handler) (map[string]any, string) {
 	t.Helper()
-	res, code := Execute(writeArgs(t, args), noEnv, spec, h)
+	res, code := Execute(argsfile.Write(t, args), noEnv, spec, h)
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatalf("result not JSON: %v", err)
@@ -266,7 +255,7 @@ func TestEnvFallback(t *testing.T) {
 		"api_token_secret": {Type: TypeStr, NoLog: true, EnvFallback: []string{"PROXMOX_TOKEN_SECRET"}},
 	}}
 	env := map[string]string{"PROXMOX_HOST": "pve.example", "PROXMOX_TOKEN_SECRET": "s3cr3t-from-env"}
-	res, code := Execute(writeArgs(t, map[string]any{}), func(k string) string { return env[k] }, spec, func(m *Module) (Result, error) {
+	res, code := Execute(argsfile.Write(t, map[string]any{}), func(k string) string { return env[k] }, spec, func(m *Module) (Result, error) {
 		return Result{Msg: fmt.Sprint("connected with ", m.params["api_token_secret"])}, nil
 	})
 	if code != 0 {
@@ -396,7 +385,7 @@ func TestBadArgsFiles(t *testing.T) {
 		t.Errorf("missing: %v", res)
 	}
 	// The wrapped form some harnesses write.
-	p := writeArgs(t, map[string]any{"ANSIBLE_MODULE_ARGS": map[string]any{"s": "v"}})
+	p := argsfile.Write(t, map[string]any{"ANSIBLE_MODULE_ARGS": map[string]any{"s": "v"}})
 	res, code = Execute(p, noEnv, Spec{Options: map[string]*Option{"s": {}}}, ok)
 	if code != 0 {
 		t.Errorf("wrapped: %v", res)

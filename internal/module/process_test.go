@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/deevnet/tenant/internal/module/argsfile"
 )
 
 // TestMain lets the test binary act as a module: with DVT_AS_MODULE set, it runs Run and exits.
@@ -31,7 +33,7 @@ func runAsModule(t *testing.T, mode, dir string, args map[string]any) (map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, writeArgs(t, args))
+	cmd := exec.Command(exe, argsfile.Write(t, args))
 	cmd.Env = append(os.Environ(), "DVT_AS_MODULE="+mode)
 	cmd.Dir = dir
 	// An open pipe that is never written or closed: a module that read stdin would hang.
@@ -80,7 +82,7 @@ func TestProcessToleratesDeletedWorkingDirectory(t *testing.T) {
 	}
 	// The shell enters the directory, removes it, then execs the module inside it.
 	exe, _ := os.Executable()
-	args := writeArgs(t, map[string]any{})
+	args := argsfile.Write(t, map[string]any{})
 	sh := exec.Command("sh", "-c", `cd "$1" && rmdir "$1" && DVT_AS_MODULE=ok exec "$2" "$3"`, "sh", dir, exe, args)
 	out, err := sh.Output()
 	if err != nil {

@@ -3,6 +3,8 @@ package module
 import (
 	"strings"
 	"testing"
+
+	"github.com/deevnet/tenant/internal/module/argsfile"
 )
 
 // Check names every way an options struct can disagree with its spec, so a misspelt option
@@ -66,7 +68,7 @@ func TestDecodeMismatchFailsTheRun(t *testing.T) {
 		Count string `opt:"count"`
 	}
 	e := Declare(spec, func(*Module, *bad) (Result, error) { return Result{Changed: true}, nil })
-	res, code := Execute(writeArgs(t, map[string]any{}), noEnv, e.Spec, e.Handler)
+	res, code := Execute(argsfile.Write(t, map[string]any{}), noEnv, e.Spec, e.Handler)
 	if msg, _ := res["msg"].(string); code != 1 || !strings.Contains(msg, "does not match its spec") {
 		t.Fatalf("code %d res %v", code, res)
 	}

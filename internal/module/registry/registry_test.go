@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/deevnet/tenant/internal/module"
-	"github.com/deevnet/tenant/internal/module/moduletest"
+	"github.com/deevnet/tenant/internal/module/argsfile"
 )
 
 func run(t *testing.T, def string, args map[string]any) map[string]any {
 	t.Helper()
-	res, _ := module.ExecuteNamed(moduletest.WriteArgs(t, args), func(string) string { return "" }, def, Lookup)
+	res, _ := module.ExecuteNamed(argsfile.Write(t, args), func(string) string { return "" }, def, Lookup)
 	return res
 }
 
