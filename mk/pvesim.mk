@@ -2,9 +2,10 @@
 #
 #   make test-pvesim   the built bin/pvesim (ready line, CA/token files, state across a restart,
 #                      clean SIGTERM exit), --help documents every flag, and a short run of each
-#                      fuzz target (PVESIM_FUZZTIME, default 100000x), sdnrender's FuzzRender and FuzzFabricInterface included
-#   make bench-pvesim  GET /cluster/sdn/zones requests/s on one core (-cpu 1) with 1 and 63 zones,
-#                      and heap/RSS with 63 tenants x 3 VMs loaded (in-process, and the bin/pvesim binary)
+#                      fuzz target (PVESIM_FUZZTIME, default 100000x), sdnrender's FuzzRender and
+#                      FuzzFabricInterface included
+#   make bench-pvesim  GET /cluster/sdn/zones and GET /nodes/N/sdn/zones requests/s on one core (-cpu 1)
+#                      with 1 and 63 zones, and heap/RSS with 63 tenants x 3 VMs loaded (in-process, and the bin/pvesim binary)
 #
 # Everything else (schema walk, SDN/VM semantics, scoped tokens, go-proxmox client) runs
 # with `go test ./...`.
@@ -27,7 +28,7 @@ test-pvesim: tools
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzFabricInterface$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/sdnrender
 
 bench-pvesim: tools
-	cd $(ROOT) && $(GO) test -run '^$$' -bench '^BenchmarkZonesList$$' -cpu 1 -benchtime 3s -count=1 ./internal/pvesim
+	cd $(ROOT) && $(GO) test -run '^$$' -bench '^Benchmark(ZonesList|NodeZoneStatus)$$' -cpu 1 -benchtime 3s -count=1 ./internal/pvesim
 	cd $(ROOT) && PVESIM_BIN=$(ROOT)/bin/pvesim $(GO) test -run '^TestMemory' -v -count=1 ./internal/pvesim | grep -E 'RSS|^(ok|FAIL|---)'
 
 TEST_TARGETS  += test-pvesim

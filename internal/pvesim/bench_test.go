@@ -45,7 +45,14 @@ func loadTenants(t testing.TB, s *Server, c *client, n, vms int) {
 
 // BenchmarkZonesList measures GET /cluster/sdn/zones over HTTPS with
 // keep-alive; run with -cpu 1 for the one-core figure.
-func BenchmarkZonesList(b *testing.B) {
+func BenchmarkZonesList(b *testing.B) { benchGet(b, "/cluster/sdn/zones") }
+
+// BenchmarkNodeZoneStatus measures the node's zone status, which pve_sdn_apply polls after every
+// apply: pvesim reads the zones from the running config as the node's renderer does.
+func BenchmarkNodeZoneStatus(b *testing.B) { benchGet(b, "/nodes/"+node+"/sdn/zones") }
+
+// benchGet measures GETs of path with 1 and 63 tenants loaded and applied.
+func benchGet(b *testing.B, path string) {
 	for _, zones := range []int{1, 63} {
 		b.Run(fmt.Sprintf("zones=%d", zones), func(b *testing.B) {
 			s := startSim(b)
@@ -53,7 +60,7 @@ func BenchmarkZonesList(b *testing.B) {
 			loadTenants(b, s, c, zones, 0)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if r := c.do("GET", "/cluster/sdn/zones", nil); r.Status != 200 {
+				if r := c.do("GET", path, nil); r.Status != 200 {
 					b.Fatalf("status %d", r.Status)
 				}
 			}
