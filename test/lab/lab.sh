@@ -131,10 +131,11 @@ CFG
   # the perimeter, on its management address (guest/topo.sh)
   printf 'Host perimeter 10.20.10.254\n  HostName 10.20.10.254\n  ProxyJump lab\n' >> "$LAB_DIR/ssh_config"
   t=$(date +%s%N)
-  # restrict=on: the guest reaches nothing beyond QEMU; the only forward is loopback -> guest sshd
+  # restrict=on: the guest reaches nothing beyond QEMU; the only forward is loopback -> guest sshd.
+  # loglevel=5: the kernel's warnings reach console.log, so a soft lockup comes with its stack trace.
   qemu-system-x86_64 -accel tcg -m "${LAB_MEM:-2048}" -smp "${LAB_SMP:-2}" -display none -no-reboot \
     -kernel "$kt/boot/vmlinuz-$kver" -initrd "$LAB_DIR/initrd" \
-    -append 'console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/labinit' \
+    -append 'console=ttyS0 quiet loglevel=5 panic=-1 rdinit=/labinit' \
     -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$port-10.0.2.15:22" -device virtio-net-pci,netdev=n0 \
     -serial "file:$LAB_DIR/console.log" -daemonize -pidfile "$LAB_DIR/qemu.pid"
   rm -f "$LAB_DIR/initrd" "$LAB_DIR/run.cpio"

@@ -162,6 +162,10 @@ finish() {
     (cd "$LAB_DIR" && cp -r -- $(ls -d ./*.log ./*.json ./vms ./nodes* ./*.yml ./render 2>/dev/null | grep -v -e pvesim-token -e inventory.yml) "$keep/") 2>/dev/null || true
     log "logs kept in $keep"
   fi
+  # a guest kernel that stopped answering (once: a soft lockup in sshd, every check after it timed out)
+  if [ -n "$keep" ] && grep -aqE 'BUG:|Oops|soft lockup' "$LAB_DIR/console.log" 2>/dev/null; then
+    log "the guest kernel reported:"; grep -aE 'BUG:|Oops|soft lockup' "$LAB_DIR/console.log" | head -5 >&2
+  fi
   [ "${LAB_KEEP:-}" = 1 ] || "$LAB" down >/dev/null 2>&1 || true
 }
 trap finish EXIT
