@@ -21,8 +21,9 @@ func (s *Server) nodeSDNRoutes() routes {
 
 func (s *Server) nodeSDNZones(r *reqCtx) (any, error) {
 	out := []map[string]any{}
-	// the zones as the node's renderer read them from the running config
-	run := sdnrender.FromObjects(s.st.SDN.Running, nil, 0).Zones
+	// the zones as the node's renderer reads them from the running config (only the zones section
+	// converted: pve_sdn_apply polls this after every apply)
+	run := sdnrender.FromObjects(sdnConfig{"zones": s.st.SDN.Running["zones"]}, nil, 0).Zones
 	node := r.params.Str("node")
 	status := s.nodeSDNStatus(node)
 	for _, z := range sortedKeys(run) {
