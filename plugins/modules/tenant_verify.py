@@ -12,8 +12,8 @@ author: deevnet.tenant developers (@deevnet)
 description:
   - Plans the tenant from O(name) and O(index) (as M(deevnet.tenant.tenant_plan) does) and checks each of its VMs -
     C(A record through the resolver) (the VM's name answers exactly its address), C(PTR record through the resolver)
-    (the address answers exactly the name), and, with a PVE connection,
-    C(PVE configuration (name, address, gateway)) (the VM's C(name) and C(ipconfig0)) and C(VM running).
+    (the address answers exactly the name), and, with a PVE connection, the PVE configuration check (the VM's C(name),
+    and its address and gateway in C(ipconfig0)) and C(VM running).
   - Reads only - the resolver (a query it does not answer is asked again once), then with GET requests
     C(/cluster/resources) once and each VM's C(config) and C(status/current) on the node PVE lists it on (the site's
     first node when it is not listed). C(changed) is always false.
@@ -129,8 +129,9 @@ RETURN = r'''
 checks:
   description:
     - One entry per check, the A then the PTR check of each VM, then each VM's configuration and running check.
-    - C(name) what was checked, C(target) the name, address or VM (C(<name> (<vmid>))), C(ok), C(detail) what was seen
-      (the answer, C(no answer), C(status stopped), C(PVE answered <status> - <message>)), C(time) (UTC).
+    - C(name) what was checked, C(target) the name, the address, or the VM as its name with its vmid in parentheses,
+      C(ok), C(detail) what was seen (the answer, C(no answer), C(status stopped), C(PVE answered <status> - <message>)),
+      C(time) (UTC).
   returned: always
   type: list
   elements: dict
