@@ -198,12 +198,12 @@ func TestVerifyAsksAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pc.Close()
+	defer func() { _ = pc.Close() }()
 	up, err := net.Dial("udp", l.dnsAddr.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer up.Close()
+	defer func() { _ = up.Close() }()
 	// A relay to the lab's server that drops the first query it gets.
 	go func() {
 		buf := make([]byte, 4096)
