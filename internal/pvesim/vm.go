@@ -118,14 +118,8 @@ func (s *Server) vmCreate(r *reqCtx) (any, error) {
 	}
 	vmid := int(r.params.Int("vmid"))
 	pool := r.params.Str("pool")
-	if !r.who.isRoot() {
-		if !s.st.has(r.who, fmt.Sprintf("/vms/%d", vmid), []string{"VM.Allocate"}, false) &&
-			(pool == "" || !s.st.has(r.who, "/pool/"+pool, []string{"VM.Allocate"}, false)) {
-			return nil, permError(fmt.Sprintf("/vms/%d", vmid), []string{"VM.Allocate"})
-		}
-	}
-	if pool != "" && s.st.Pools[pool] == nil {
-		return nil, &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (pool '%s' does not exist)\n", pool)}
+	if err := s.createAllowed(r, vmid, pool); err != nil {
+		return nil, err
 	}
 	if s.st.VMs[vmid] != nil {
 		return nil, plainErr("unable to create VM %d: config file already exists", vmid)
@@ -142,19 +136,11 @@ func (s *Server) vmCreate(r *reqCtx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.allocDisks(r, vmid, set); err != nil {
+	if err := s.createPerms(r.who, vmid, pool, set, r.params.Str("storage")); err != nil {
 		return nil, err
 	}
-	if !r.who.isRoot() {
-		for _, k := range sortedKeys(set) {
-			if netKeyRe.MatchString(k) {
-				if p := s.bridgePath(set[k]); p != "" {
-					if err := s.st.check(r.who, p, []string{"SDN.Use"}, false); err != nil {
-						return nil, err
-					}
-				}
-			}
-		}
+	if err := s.allocDisks(r, vmid, set); err != nil {
+		return nil, err
 	}
 	tmp.Config, tmp.Lock = set, "create"
 	s.st.VMs[vmid] = tmp
