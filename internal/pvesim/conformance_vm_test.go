@@ -180,3 +180,37 @@ func TestConformanceStorageAccess(t *testing.T) {
 		t.Fatalf("its own disk: %s", exit)
 	}
 }
+
+// The parameters PVE keeps to root@pam on the power, destroy and resize calls, and the storage
+// check of a resize.
+func TestConformanceRootParams(t *testing.T) {
+	_, a, _ := vmConformanceSetup(t)
+	vm := "/nodes/" + node + "/qemu/10101"
+	rootOnly := func(p string) map[string]string { return map[string]string{p: "Only root may use this option."} }
+	// root puts a second disk of the tenant's VM on a storage the tenant has no space on
+	a.root.ok("PUT", vm+"/config", vals("scsi1", "ceph:vm-10101-disk-1,size=1G"), nil)
+	expect(t, a.tenant, []refusal{
+		{name: "start past a lock", source: "Qemu.pm:3575", method: "POST", path: vm + "/status/start", params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
+		{name: "start as a migration target", source: "Qemu.pm:3576", method: "POST", path: vm + "/status/start", params: []string{"migratedfrom", node}, status: 400, errors: rootOnly("migratedfrom")},
+		{name: "stop keeping volumes active", source: "Qemu.pm:3739", method: "POST", path: vm + "/status/stop", params: []string{"keepActive", "1"}, status: 400, errors: rootOnly("keepActive")},
+		{name: "shut down past a lock", source: "Qemu.pm:3910", method: "POST", path: vm + "/status/shutdown", params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
+		{name: "reset past a lock", source: "Qemu.pm:3839", method: "POST", path: vm + "/status/reset", params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
+		{name: "destroy past a lock", source: "Qemu.pm:2823", method: "DELETE", path: vm, params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
+		{name: "resize past a lock", source: "Qemu.pm:5997", method: "PUT", path: vm + "/resize", params: []string{"disk", "scsi0", "size", "+1G", "skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
+		{name: "resize a disk on a storage without AllocateSpace", source: "Qemu.pm:6025", method: "PUT", path: vm + "/resize",
+			params: []string{"disk", "scsi1", "size", "+1G"}, status: 403, msg: "Permission check failed (/storage/ceph, Datastore.AllocateSpace)\n"},
+	})
+	// the same calls without the root-only parameters pass
+	if _, exit := a.tenant.task("PUT", vm+"/resize", vals("disk", "scsi0", "size", "+1G")); exit != "OK" {
+		t.Fatalf("resize on its storage: %s", exit)
+	}
+	if _, exit := a.tenant.task("POST", vm+"/status/start", nil); exit != "OK" {
+		t.Fatalf("start: %s", exit)
+	}
+	if _, exit := a.tenant.task("POST", vm+"/status/stop", vals("skiplock", "0")); exit != "OK" {
+		t.Fatalf("stop: %s", exit)
+	}
+	// root's own token is not root@pam
+	expect(t, a.root, []refusal{{name: "root's token past a lock", source: "Qemu.pm:3575", method: "POST", path: vm + "/status/start",
+		params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")}})
+}

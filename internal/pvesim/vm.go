@@ -18,7 +18,7 @@ func (s *Server) vmRoutes() routes {
 	rs.add(routes{"GET " + vm + "/status": s.vmStatusIndex})
 	for key, h := range map[string]func(*reqCtx, *VM) (any, error){
 		"GET /config": s.vmConfigGet, "POST /config": s.vmConfigPost, "PUT /config": s.vmConfigPut, "GET /pending": s.vmPending,
-		"PUT /resize": s.vmResize, "POST /clone": s.vmClone, "POST /template": s.vmTemplate,
+		"PUT /resize": s.vmResizeChecked, "POST /clone": s.vmClone, "POST /template": s.vmTemplate,
 		"GET /status/current": s.vmStatusCurrent, "GET /agent/network-get-interfaces": s.vmAgentInterfaces,
 		"GET /cloudinit": s.vmCloudinit, "PUT /cloudinit": s.vmCloudinitRegen, "GET /cloudinit/dump": s.vmCloudinitDump,
 	} {
@@ -26,8 +26,9 @@ func (s *Server) vmRoutes() routes {
 		rs[method+" "+vm+sub] = on(s.getVM, h)
 	}
 	for _, action := range powerActions {
-		rs["POST "+vm+"/status/"+action] = s.vmPower(action)
+		rs["POST "+vm+"/status/"+action] = rootParams(s.vmPower(action), rootPowerParams[action]...)
 	}
+	rs["DELETE "+vm] = rootParams(rs["DELETE "+vm], "skiplock")
 	return rs
 }
 
