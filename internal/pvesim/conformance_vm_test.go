@@ -154,6 +154,8 @@ func TestConformanceStorageAccess(t *testing.T) {
 			params: []string{"scsi1", "/dev/sdb"}, status: 500, msg: "Only root can pass arbitrary filesystem paths." + perlWhere},
 		{name: "an ISO on a storage it cannot read", source: "Storage.pm:634", method: "POST", path: cfg,
 			params: []string{"ide3", "local:iso/tools.iso,media=cdrom"}, status: 403, msg: perm("/storage/local", "Datastore.AllocateSpace|Datastore.Audit")},
+		{name: "an ISO through the cdrom alias", source: "Qemu.pm:86; Storage.pm:634", method: "POST", path: cfg,
+			params: []string{"cdrom", "local:iso/tools.iso"}, status: 403, msg: perm("/storage/local", "Datastore.AllocateSpace|Datastore.Audit")},
 		{name: "the host's CD-ROM drive", source: "Qemu.pm:186", method: "POST", path: cfg,
 			params: []string{"ide3", "cdrom,media=cdrom"}, status: 403, msg: perm("/", "Sys.Console")},
 		{name: "vmstatestorage", source: "Qemu.pm:276", method: "POST", path: cfg,
