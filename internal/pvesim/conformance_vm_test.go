@@ -168,6 +168,9 @@ func TestConformanceStorageAccess(t *testing.T) {
 			params: []string{"vmid", "10105", "pool", a.pool, "storage", "ceph"}, status: 403, msg: perm("/storage/ceph", space)},
 		{name: "a create outside its pool", source: "Qemu.pm:1316", method: "POST", path: create,
 			params: []string{"vmid", "10105"}, status: 403, msg: "Permission check failed\n"},
+		{name: "a restore (not simulated: its checks are not pvesim's)", source: "Qemu.pm:1320",
+			method: "POST", path: create, params: []string{"vmid", "10108", "pool", a.pool, "archive", "local:backup/vzdump-qemu-10201-2026_01_01-00_00_00.vma.zst"},
+			status: 501, msg: "Method 'POST /nodes/{node}/qemu' with 'archive' (restore) not implemented\n"},
 		{name: "a full clone onto a storage without AllocateSpace", source: "Qemu.pm:314", method: "POST", path: "/nodes/" + node + "/qemu/9000/clone",
 			params: []string{"newid", "10106", "pool", a.pool, "full", "1", "storage", "ceph"}, status: 403, msg: perm("/storage/ceph", space)},
 	})

@@ -12,7 +12,7 @@
 // Request processing follows PVE's order: authentication (API tokens only:
 // "Authorization: PVEAPIToken=user@realm!id=secret"; 401 "No ticket" /
 // "Authentication failed!"), route lookup in the embedded schema (501 for
-// unknown paths and for schema paths that are not simulated), URI/body
+// unknown paths, for schema paths that are not simulated and for a restore), URI/body
 // conflicts, allowtoken, the schema's permissions.check with the raw
 // parameters (403 "Permission check failed (<path>, <privs>)"), schema
 // validation (400 "Parameter verification failed." with errors{param}), then
@@ -29,7 +29,7 @@
 // VM calls (vmperms.go, storageperms.go, rootparams.go). Checks update_vm_api makes
 // in its worker fail a POST's task and a PUT's call; unlike PVE, which writes the
 // options before the failing one, pvesim then writes none. Not served, so not
-// checked: migrate, restore (archive), snapshots, move disk, tags'
+// checked: migrate, restore (archive: 501), snapshots, move disk, tags'
 // registered-tags (datacenter.cfg), hookscript's own volume check.
 //
 // Routing and validation live in package schema: subset.json (a copy of

@@ -170,6 +170,11 @@ var deviceRe = regexp.MustCompile(`^(serial|usb|hostpci|rng|virtiofs)\d+$`)
 // createAllowed is create_vm's first checks (Qemu.pm:1293-1318): the pool exists, the default
 // storage and a start after create are allowed, and VM.Allocate on the VM or on its pool.
 func (s *Server) createAllowed(r *reqCtx, vmid int, pool string) error {
+	// A restore has its own checks (the archive's volume, VM.Backup on an existing VM, the
+	// restored NICs and devices); pvesim does not restore, and says so rather than create a VM.
+	if r.params.Has("archive") {
+		return &apiError{Status: 501, Message: "Method 'POST /nodes/{node}/qemu' with 'archive' (restore) not implemented\n"}
+	}
 	if pool != "" && s.st.Pools[pool] == nil {
 		return &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (pool '%s' does not exist)\n", pool)}
 	}
