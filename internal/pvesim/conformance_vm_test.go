@@ -64,6 +64,13 @@ func TestConformanceVnetAccess(t *testing.T) {
 	if _, exit := a.tenant.task("POST", cfg, vals("net1", "virtio,bridge=tdemov0,trunks=5;7-9", "net2", "virtio,bridge=tdemov0,tag=100")); exit != "OK" {
 		t.Fatalf("own VNet with tag and trunk: %s", exit)
 	}
+	// A grant on a bridge that propagates reaches all its VLANs: every VLAN of a full trunk passes.
+	for _, who := range [][2]string{{"users", a.user}, {"tokens", a.token}} {
+		a.root.ok("PUT", "/access/acl", vals("path", "/sdn/zones/localnetwork/vmbr1", "roles", "PVESDNUser", who[0], who[1], "propagate", "1"), nil)
+	}
+	if _, exit := a.tenant.task("POST", cfg, vals("net4", "virtio,bridge=vmbr1,trunks=1-4094")); exit != "OK" {
+		t.Fatalf("full trunk under a propagating bridge grant: %s", exit)
+	}
 	// A NIC root put on a VLAN of vmbr0: the clone checks the source's NICs, the update the NIC it
 	// replaces or removes.
 	a.root.ok("PUT", cfg, vals("net3", "virtio,bridge=vmbr0,tag=20"), nil)
