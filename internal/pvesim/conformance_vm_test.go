@@ -10,6 +10,9 @@ func vmConformanceSetup(t *testing.T) (s *Server, a, b onboarded) {
 	t.Helper()
 	s = startSim(t, func(c *Config) {
 		c.Storages = append(c.Storages, StorageConfig{ID: "ceph", Type: "rbd", Content: []string{"images"}, Shared: true})
+		// a second template whose volumes exist: a disk on ceph, an ISO on local
+		c.Templates = append(c.Templates, TemplateConfig{VMID: 9001, Node: node, Name: "tools", Template: true,
+			Config: map[string]string{"scsi0": "ceph:base-9001-disk-0,size=1G", "ide3": "local:iso/tools.iso,media=cdrom", "template": "1"}})
 	})
 	a = onboard(t, s, "tdemo", 1, "tdemov0", "10001")
 	b = onboard(t, s, "tother", 2, "totherv0", "10002")
@@ -156,7 +159,7 @@ func TestConformanceStorageAccess(t *testing.T) {
 		{name: "another tenant's disk as an unused volume", source: "Qemu.pm:272; Storage.pm:646", method: "POST", path: cfg,
 			params: []string{"unused0", "local-lvm:vm-10201-disk-0"}, status: 403, msg: perm("/vms/10201", "VM.Config.Disk")},
 		{name: "importing another tenant's disk", source: "Qemu.pm:250", method: "POST", path: cfg,
-			params: []string{"scsi1", "local-lvm:1,import-from=local-lvm:vm-10201-disk-0"}, status: 403, msg: perm("/vms/10201", "VM.Clone")},
+			params: []string{"scsi1", "local-lvm:0,import-from=local-lvm:vm-10201-disk-0"}, status: 403, msg: perm("/vms/10201", "VM.Clone")},
 		{name: "a host path", source: "Storage.pm:651", method: "POST", path: cfg,
 			params: []string{"scsi1", "/dev/sdb"}, status: 500, msg: "Only root can pass arbitrary filesystem paths." + perlWhere},
 		{name: "an ISO on a storage it cannot read", source: "Storage.pm:634", method: "POST", path: cfg,
@@ -199,8 +202,10 @@ func TestConformanceRootParams(t *testing.T) {
 	_, a, _ := vmConformanceSetup(t)
 	vm := "/nodes/" + node + "/qemu/10101"
 	rootOnly := func(p string) map[string]string { return map[string]string{p: "Only root may use this option."} }
-	// root puts a second disk of the tenant's VM on a storage the tenant has no space on
-	a.root.ok("PUT", vm+"/config", vals("scsi1", "ceph:vm-10101-disk-1,size=1G"), nil)
+	// root clones into the tenant's pool a VM whose disk is on a storage the tenant has no space on
+	if _, exit := a.root.task("POST", "/nodes/"+node+"/qemu/9001/clone", vals("newid", "10109", "pool", a.pool, "full", "1")); exit != "OK" {
+		t.Fatalf("root clone onto ceph: %s", exit)
+	}
 	expect(t, a.tenant, []refusal{
 		{name: "start past a lock", source: "Qemu.pm:3575", method: "POST", path: vm + "/status/start", params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
 		{name: "start as a migration target", source: "Qemu.pm:3576", method: "POST", path: vm + "/status/start", params: []string{"migratedfrom", node}, status: 400, errors: rootOnly("migratedfrom")},
@@ -209,8 +214,8 @@ func TestConformanceRootParams(t *testing.T) {
 		{name: "reset past a lock", source: "Qemu.pm:3839", method: "POST", path: vm + "/status/reset", params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
 		{name: "destroy past a lock", source: "Qemu.pm:2823", method: "DELETE", path: vm, params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
 		{name: "resize past a lock", source: "Qemu.pm:5997", method: "PUT", path: vm + "/resize", params: []string{"disk", "scsi0", "size", "+1G", "skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
-		{name: "resize a disk on a storage without AllocateSpace", source: "Qemu.pm:6025", method: "PUT", path: vm + "/resize",
-			params: []string{"disk", "scsi1", "size", "+1G"}, status: 403, msg: "Permission check failed (/storage/ceph, Datastore.AllocateSpace)\n"},
+		{name: "resize a disk on a storage without AllocateSpace", source: "Qemu.pm:6025", method: "PUT", path: "/nodes/" + node + "/qemu/10109/resize",
+			params: []string{"disk", "scsi0", "size", "+1G"}, status: 403, msg: "Permission check failed (/storage/ceph, Datastore.AllocateSpace)\n"},
 	})
 	// the same calls without the root-only parameters pass
 	if _, exit := a.tenant.task("PUT", vm+"/resize", vals("disk", "scsi0", "size", "+1G")); exit != "OK" {
