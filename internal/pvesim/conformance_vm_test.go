@@ -231,3 +231,13 @@ func TestConformanceRootParams(t *testing.T) {
 	expect(t, a.root, []refusal{{name: "root's token past a lock", source: "Qemu.pm:3575", method: "POST", path: vm + "/status/start",
 		params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")}})
 }
+
+// A trunk range's end is bounded by the VLAN ACL paths (1-9999): an absurd range costs no more.
+func TestTrunkVLANsBounded(t *testing.T) {
+	if got := trunkVLANs("9998-2000000000"); len(got) != 2 || got[0] != "9998" || got[1] != "9999" {
+		t.Fatalf("trunkVLANs = %v", got)
+	}
+	if got := trunkVLANs("20000-30000"); len(got) != 1 || got[0] != "20000" {
+		t.Fatalf("a range above the bound is still checked: trunkVLANs = %v", got)
+	}
+}

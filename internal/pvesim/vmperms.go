@@ -277,6 +277,9 @@ func trunkVLANs(trunks string) []string {
 		a, errA := strconv.Atoi(from)
 		b, errB := strconv.Atoi(to)
 		if errA == nil && errB == nil && b > a {
+			// VLAN ACL paths end at 9999: a range beyond cannot be granted, and PVE would spend
+			// its time (and pvesim its memory) listing it.
+			b = max(min(b, 9999), a)
 			for v := a; v <= b; v++ {
 				seen[strconv.Itoa(v)] = true
 			}
