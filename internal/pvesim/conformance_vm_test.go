@@ -141,6 +141,11 @@ func TestConformanceModifyConfigPerm(t *testing.T) {
 	if c["hostpci0"] != nil || c["rng0"] != nil || c["usb0"] != "spice" {
 		t.Fatalf("refused devices reached the config: %v", c)
 	}
+	// A clone checks the source's mapped devices (Qemu.pm:4492, QemuServer.pm check_mapping_access).
+	a.root.ok("PUT", cfg, vals("usb1", "mapping=dongle"), nil)
+	expect(t, a.tenant, []refusal{{name: "clone of a VM with a mapped USB device", source: "Qemu.pm:4492",
+		method: "POST", path: "/nodes/" + node + "/qemu/10101/clone", params: []string{"newid", "10110", "pool", a.pool},
+		status: 403, msg: "Permission check failed (/mapping/usb/dongle, Mapping.Use)\n"}})
 }
 
 // Case 3: $check_storage_access (Qemu.pm:163) and check_volume_access (Storage.pm:619) on create
