@@ -64,7 +64,8 @@ func desired(t plan.Tenant, index, template int, storages, bridges []string, pri
 		g = append(g, Grant{Path: "/storage/" + s, Role: "PVEDatastoreUser", Propagate: false})
 	}
 	for _, b := range bridges {
-		// Cloning checks SDN.Use on the template NIC's bridge, a plain bridge maps to localnetwork.
+		// Cloning checks SDN.Use on the template NIC's bridge, a plain bridge maps to localnetwork;
+		// CheckPresent has made sure the bridge connects nothing (ADR-0013).
 		g = append(g, Grant{Path: "/sdn/zones/localnetwork/" + b, Role: "PVESDNUser", Propagate: false})
 	}
 	sortGrants(g)
