@@ -139,4 +139,3 @@ func (a Access) checkTemplateNICs(ctx context.Context, g vm.Observed, bridges []
 }
 
 var netKey = regexp.MustCompile(`^net[0-9]+$`)
-

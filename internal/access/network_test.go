@@ -2,7 +2,6 @@ package access
 
 import (
 	"context"
-	"github.com/deevnet/tenant/internal/pve"
 	"testing"
 
 	"github.com/deevnet/tenant/internal/pvesim"
@@ -90,14 +89,8 @@ type aclEntry struct {
 // acl reads every ACL entry with the root token.
 func acl(t *testing.T, srv *pvesim.Server) []aclEntry {
 	t.Helper()
-	_, secret := srv.RootToken()
-	c, err := pve.New(pve.Config{Host: srv.Host(), Port: srv.Port(), User: "root@pam", TokenID: "sim",
-		TokenSecret: secret, ValidateCerts: true, CAPath: srv.CAFile(), Retries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []aclEntry
-	if err := c.Get(context.Background(), "/access/acl", nil, &out); err != nil {
+	if err := rootClient(t, srv).Get(context.Background(), "/access/acl", nil, &out); err != nil {
 		t.Fatal(err)
 	}
 	return out
