@@ -156,6 +156,11 @@ func TestConformanceModifyConfigPerm(t *testing.T) {
 	if c["hostpci0"] != nil || c["rng0"] != nil || c["usb0"] != "spice" {
 		t.Fatalf("refused devices reached the config: %v", c)
 	}
+	// A clone checks the source's mapped devices (Qemu.pm:4492, QemuServer.pm check_mapping_access).
+	a.root.ok("PUT", cfg, vals("usb1", "mapping=dongle"), nil)
+	expect(t, a.tenant, []refusal{{name: "clone of a VM with a mapped USB device", source: "Qemu.pm:4492",
+		method: "POST", path: "/nodes/" + node + "/qemu/10101/clone", params: []string{"newid", "10110", "pool", a.pool},
+		status: 403, msg: "Permission check failed (/mapping/usb/dongle, Mapping.Use)\n"}})
 }
 
 // Case 3: $check_storage_access (Qemu.pm:163) and check_volume_access (Storage.pm:619) on create
@@ -245,4 +250,14 @@ func TestConformanceRootParams(t *testing.T) {
 	// root's own token is not root@pam
 	expect(t, a.root, []refusal{{name: "root's token past a lock", source: "Qemu.pm:3575", method: "POST", path: vm + "/status/start",
 		params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")}})
+}
+
+// A trunk range's end is bounded by the VLAN ACL paths (1-9999): an absurd range costs no more.
+func TestTrunkVLANsBounded(t *testing.T) {
+	if got := trunkVLANs("9998-2000000000"); len(got) != 2 || got[0] != "9998" || got[1] != "9999" {
+		t.Fatalf("trunkVLANs = %v", got)
+	}
+	if got := trunkVLANs("20000-30000"); len(got) != 1 || got[0] != "20000" {
+		t.Fatalf("a range above the bound is still checked: trunkVLANs = %v", got)
+	}
 }

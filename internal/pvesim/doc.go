@@ -30,7 +30,8 @@
 // in its worker fail a POST's task and a PUT's call; unlike PVE, which writes the
 // options before the failing one, pvesim then writes none. Not served, so not
 // checked: migrate, restore (archive: 501), snapshots, move disk, tags'
-// registered-tags (datacenter.cfg), hookscript's own volume check.
+// registered-tags (datacenter.cfg), hookscript's own volume check, custom CPU
+// models (check_cpu_model_access).
 //
 // Routing and validation live in package schema: subset.json (a copy of
 // ../shared/pve-api/subset.json, kept in step by TestEmbeddedSchemaInStep),
