@@ -10,12 +10,7 @@ DOCS_OUT  ?= $(DIST_DIR)/docs
 .PHONY: venv-docs docs
 
 venv-docs: $(DOCS_VENV)/.stamp
-$(DOCS_VENV)/.stamp: $(ROOT)/docs/site/requirements.txt
-	@test -n "$(PYTHON_NEWEST)" || { echo 'no Python >= 3.12 found (pyenv, /usr/bin, /usr/local/bin)'; exit 1; }
-	rm -rf $(DOCS_VENV)
-	$(PYTHON_NEWEST) -m venv $(DOCS_VENV)
-	$(DOCS_VENV)/bin/python -m pip install -q --disable-pip-version-check -r $<
-	touch $@
+$(eval $(call python_venv,$(DOCS_VENV),$(ROOT)/docs/site/requirements.txt,$(PYTHON_NEWEST)))
 
 docs: install-collection venv-docs
 	cd $(ROOT) && timeout 900 docs/site/build.sh --venv $(DOCS_VENV) --collections $(COLLECTIONS_DIR) --out $(DOCS_OUT)

@@ -16,12 +16,7 @@ EE_WORK ?= /tmp/dvt-ee
 .PHONY: venv-ee test-ee
 
 venv-ee: $(EE_VENV)/.stamp
-$(EE_VENV)/.stamp: $(ROOT)/tests/ee/requirements.txt
-	@test -n "$(PYTHON_NEWEST)" || { echo 'no Python >= 3.12 found (pyenv, /usr/bin, /usr/local/bin)'; exit 1; }
-	rm -rf $(EE_VENV)
-	$(PYTHON_NEWEST) -m venv $(EE_VENV)
-	$(EE_VENV)/bin/python -m pip install -q --disable-pip-version-check -r $<
-	touch $@
+$(eval $(call python_venv,$(EE_VENV),$(ROOT)/tests/ee/requirements.txt,$(PYTHON_NEWEST)))
 
 test-ee: collection tools venv-ee
 	cd $(ROOT) && timeout 900 tests/ee/run.sh --tools-venv $(EE_VENV) --tarball $(COLLECTION_TARBALL) \
