@@ -125,28 +125,20 @@ func (s *Server) SetNodeOnline(node string, boot bool) ([]string, error) {
 // sdnChanged is pve-sdn-commit's sdn_changed: any SDN section (fabrics too) differs between
 // the current and the running config.
 func sdnChanged(sd *sdnState) bool {
-	for kind, cur := range sd.Current {
-		if !jsonEqual(map[string]sdnObj(cur), map[string]sdnObj(sd.Running[kind])) && (len(cur) > 0 || len(sd.Running[kind]) > 0) {
-			return true
-		}
+	kinds := map[string]bool{}
+	for k, v := range sd.Current {
+		kinds[k] = len(v) > 0
 	}
-	for kind, run := range sd.Running {
-		if len(run) > 0 && len(sd.Current[kind]) == 0 {
+	for k, v := range sd.Running {
+		kinds[k] = kinds[k] || len(v) > 0
+	}
+	for k, nonEmpty := range kinds {
+		// an empty section and a missing one are the same config
+		if nonEmpty && !jsonEqual(sd.Current[k], sd.Running[k]) {
 			return true
 		}
 	}
 	return false
-}
-
-// onlineNodes are the members in the membership, in the config's order.
-func (s *Server) onlineNodes() []NodeConfig {
-	var out []NodeConfig
-	for _, n := range s.st.Nodes {
-		if s.st.offline(n.Name) == nil {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // proxyCheck is pveproxy proxying a proxyto=node call: to an offline node, the connect fails
