@@ -45,6 +45,7 @@ options:
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
   - deevnet.tenant.sdn_lock
+  - deevnet.tenant.sdn_nodes
 attributes:
   check_mode:
     support: full
@@ -96,6 +97,14 @@ apply_task:
   returned: always
   type: str
   sample: "UPID:dv02hyp002p02:0001A2B3:00C0FFEE:6650A1B3:reloadnetworkall::root@pam!iac:"
+pending_nodes:
+  description:
+    - Offline nodes in O(maintenance) that the SDN configuration has not reached; the first run after they return
+      applies it there. Empty when every node is online.
+  returned: always
+  type: list
+  elements: str
+  sample: [dv02hyp002p03]
 reapplied_for:
   description:
     - Node zones (C(<node>/<zone> (<status>))) that had not reached the running SDN config - a failed or unfinished

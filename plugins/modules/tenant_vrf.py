@@ -91,6 +91,7 @@ options:
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
   - deevnet.tenant.sdn_lock
+  - deevnet.tenant.sdn_nodes
   - deevnet.tenant.sdn_objects
 notes:
   - Needs C(SDN.Allocate) on C(/sdn/zones) to create a zone; a tenant's own token cannot hold it without reaching
@@ -196,6 +197,14 @@ apply_task:
   returned: always
   type: str
   sample: "UPID:dv02hyp002p02:0001A2B3:00C0FFEE:6650A1B3:reloadnetworkall::root@pam!iac:"
+pending_nodes:
+  description:
+    - Offline nodes in O(maintenance) that the SDN configuration has not reached; the first run after they return
+      applies it there. Empty when every node is online.
+  returned: always
+  type: list
+  elements: str
+  sample: [dv02hyp002p03]
 reapplied_for:
   description:
     - With O(apply=true), when none of this tenant's objects needed a write or was pending, the node zones (any tenant's,
