@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/deevnet/tenant/internal/pve"
 )
 
 // NodeOfflineError says a node is offline and not in maintenance.
@@ -26,36 +28,9 @@ func (e *NodeOfflineError) Error() string {
 		"and finish %s at the first run after it returns", e.Node, e.Status, e.Node, e.Node, e.Node)
 }
 
-// NodeStatus reads every cluster node's status from GET /nodes: online, offline or unknown.
+// NodeStatus reads every cluster node's status (GET /nodes).
 func (a API) NodeStatus(ctx context.Context) (map[string]string, error) {
-	var nodes []map[string]any
-	if err := a.C.Get(ctx, "/nodes", nil, &nodes); err != nil {
-		return nil, fmt.Errorf("reading the cluster nodes: %w", err)
-	}
-	out := map[string]string{}
-	for _, n := range nodes {
-		if name, _ := n["node"].(string); name != "" {
-			out[name] = fmt.Sprint(n["status"])
-		}
-	}
-	return out, nil
-}
-
-// CheckMaintenance refuses a maintenance entry that names no cluster node (a typo would
-// otherwise let a failed node fail the run anyway, or hide nothing), before anything is read
-// beyond /nodes.
-func CheckMaintenance(maintenance []string, status map[string]string) error {
-	for i, n := range maintenance {
-		if _, ok := status[n]; !ok {
-			known := make([]string, 0, len(status))
-			for k := range status {
-				known = append(known, k)
-			}
-			slices.Sort(known)
-			return fmt.Errorf("maintenance[%d]: %q is not a cluster node (nodes: %s)", i, n, strings.Join(known, ", "))
-		}
-	}
-	return nil
+	return pve.NodeStatus(ctx, a.C)
 }
 
 // Unreachable reads /nodes and returns the offline nodes in maintenance (sorted): the apply
@@ -65,11 +40,11 @@ func (a API) Unreachable(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckMaintenance(a.Maintenance, status); err != nil {
+	if err := pve.CheckMaintenance(a.Maintenance, status); err != nil {
 		return nil, err
 	}
 	var away []string
-	for _, n := range sortedNames(status) {
+	for _, n := range pve.SortedNodes(status) {
 		if status[n] == "online" {
 			continue
 		}
@@ -79,15 +54,6 @@ func (a API) Unreachable(ctx context.Context) ([]string, error) {
 		away = append(away, n)
 	}
 	return away, nil
-}
-
-func sortedNames(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // pendingNodesWarning is the warning of a run that left nodes in maintenance behind.

@@ -40,7 +40,7 @@ func (a API) NodeZones(ctx context.Context) ([]ZoneStatus, error) {
 		return nil, err
 	}
 	var out []ZoneStatus
-	for _, name := range sortedNames(status) {
+	for _, name := range pve.SortedNodes(status) {
 		if status[name] != "online" {
 			if !slices.Contains(a.Maintenance, name) {
 				out = append(out, ZoneStatus{Node: name, Status: status[name]})
