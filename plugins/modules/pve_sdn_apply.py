@@ -99,8 +99,8 @@ apply_task:
   sample: "UPID:dv02hyp002p02:0001A2B3:00C0FFEE:6650A1B3:reloadnetworkall::root@pam!iac:"
 pending_nodes:
   description:
-    - Offline nodes in O(maintenance) that the SDN configuration has not reached; the first run after they return
-      applies it there. Empty when every node is online.
+    - Offline nodes in O(maintenance) this apply could not reach (also a warning, whether or not anything was pending); once
+      a node is back its zones read C(pending), and the next run of this module applies again (RV(reapplied_for)).
   returned: always
   type: list
   elements: str

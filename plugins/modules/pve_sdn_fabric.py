@@ -179,8 +179,8 @@ apply_task:
   type: str
 pending_nodes:
   description:
-    - Offline nodes in O(maintenance) that the SDN configuration has not reached; the first run after they return
-      applies it there. Empty when every node is online.
+    - Offline nodes in O(maintenance); with O(apply=true), the fabric and the controller were applied without them (their
+      members stay as declared), and the first run after a node returns reaches it.
   returned: always
   type: list
   elements: str

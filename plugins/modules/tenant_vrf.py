@@ -199,8 +199,8 @@ apply_task:
   sample: "UPID:dv02hyp002p02:0001A2B3:00C0FFEE:6650A1B3:reloadnetworkall::root@pam!iac:"
 pending_nodes:
   description:
-    - Offline nodes in O(maintenance) that the SDN configuration has not reached; the first run after they return
-      applies it there. Empty when every node is online.
+    - Offline nodes in O(maintenance); with O(apply=true), the tenant's zone was applied without them, and the first run after
+      a node returns applies it there (RV(reapplied_for)). Returned whether or not this task applied.
   returned: always
   type: list
   elements: str

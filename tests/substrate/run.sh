@@ -16,6 +16,8 @@
 #   - each contradiction fails before any change, naming the variable: a missing site key, the
 #     transit VLAN given twice differently, a tenant.index that disagrees with the attachment,
 #     a hypervisor aimed at the controller (in the group, or reached locally without saying so);
+#   - a node offline (#25): a tenant change is refused before any change, naming it; with the node in
+#     substrate_maintenance the change converges around it with a warning; its first run back reaches it;
 #   - the node network role refuses a main interfaces file that does not source interfaces.d,
 #     and ifupdown2 refuses a broken rendered file.
 # The tenant's VRF routes need real VRF devices, which this kernel lacks (ADR-0003; the QEMU guest of
@@ -155,7 +157,8 @@ contradiction(){ # NAME EXPECTED-TEXT PLAYBOOK EXTRA-INVENTORY-YAML [ARGS...]
   (cd "$REPO" && "$VENV/bin/ansible-playbook" -i inventory -i "$W/lab.yml" -i "$W/$name.yml" "deevnet.tenant.$pb" "$@") >"$W/$name.log" 2>&1
   local c=$?; a=$(state)
   if [ $c != 0 ] && grep -qF -- "$want" "$W/$name.log" && [ "$b" = "$a" ]; then pass "$name: refused before any change ($want)"
-  else fail "$name: rc=$c, wanted [$want], unchanged=$([ "$b" = "$a" ] && echo yes || echo no)"; grep -E 'fatal|FAILED|msg' "$W/$name.log" | head -5; fi
+  else fail "$name: rc=$c, wanted [$want], unchanged=$([ "$b" = "$a" ] && echo yes || echo no)"; grep -E 'fatal|FAILED|msg' "$W/$name.log" | head -5
+    diff <(echo "$b") <(echo "$a") | head -10; fi
 }
 contradiction missing-site-key "zone found in substrate_site" fabric "$(cat <<'YML'
 all:
@@ -249,7 +252,7 @@ api(){ curl -sf --cacert "$CA" -H "Authorization: PVEAPIToken=root@pam!sim=$(lab
 tenant_args=(-e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false)
 simnode offline
 sed -i 's/^    count: 1$/    count: 2/' "$REPO/tenants/tdemo.yml"
-contradiction node-offline "node $P3 is offline (GET /nodes): an SDN apply cannot reach it" tenant "---" "${tenant_args[@]}"
+contradiction offline-p03 "node $P3 is offline (GET /nodes): an SDN apply cannot reach it" tenant "---" "${tenant_args[@]}"
 sed -i "s/^substrate_maintenance: \[\]$/substrate_maintenance: [$P3]/" "$REPO/inventory/group_vars/all/maintenance.yml"
 contradiction maintenance-typo "substrate_maintenance: dv02hyp002p09 is not in group hypervisors" tenant "---" "${tenant_args[@]}" \
   -e '{"substrate_maintenance": ["dv02hyp002p09"]}'
