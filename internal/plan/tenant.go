@@ -118,13 +118,14 @@ func (s Site) Tenant(name string, index, vms, vnets int) (Tenant, error) {
 	if 9+vms > size-2 {
 		return Tenant{}, fmt.Errorf("vms: %d VMs from .10 do not fit VNet 0's /%d; use fewer VNets or fewer VMs", vms, bits)
 	}
+	first, _ := VMIDRange(index)
 	for k := 1; k <= vms; k++ {
 		vmName := fmt.Sprintf("%s-%d", name, k)
 		addr := addOffset(subnet.Addr(), 9+k)
 		t.VMs = append(t.VMs, VM{
 			Index:   k,
 			Name:    vmName,
-			VMID:    10000 + 100*index + k,
+			VMID:    first + k,
 			Address: addr,
 			CIDR:    fmt.Sprintf("%s/%d", addr, bits),
 			Gateway: t.VNets[0].Gateway,
