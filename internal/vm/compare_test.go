@@ -125,10 +125,10 @@ func TestCheckOwner(t *testing.T) {
 	}
 	bad := map[string]Observed{
 		"is held by tenant tother's pool tenant-tother": {Name: "x", Pool: "tenant-tother", Tags: []string{"tenant-tdemo"}},
-		"is in pool ops, not tenant-tdemo":             {Name: "x", Pool: "ops"},
-		"a tag does not make it the tenant's":          {Name: "x", Tags: []string{"tenant-tdemo"}},
-		"does not own":                                 {Name: "x"},
-		"is a template":                                {Name: "x", Template: true},
+		"is in pool ops, not tenant-tdemo":              {Name: "x", Pool: "ops"},
+		"a tag does not make it the tenant's":           {Name: "x", Tags: []string{"tenant-tdemo"}},
+		"does not own":                                  {Name: "x"},
+		"is a template":                                 {Name: "x", Template: true},
 	}
 	for want, o := range bad {
 		if err := checkOwner(d, o); err == nil || !strings.Contains(err.Error(), want) {
