@@ -195,11 +195,13 @@ func (t Tenant) Map() map[string]any {
 		vms[i] = map[string]any{"index": vm.Index, "name": vm.Name, "vmid": vm.VMID, "vnet": t.VNets[vm.VNet].ID,
 			"address": vm.Address.String(), "cidr": vm.CIDR, "gateway": vm.Gateway.String(), "fqdn": vm.FQDN}
 	}
+	first, last := VMIDRange(t.Index)
 	return map[string]any{
 		"name": t.Name, "index": t.Index, "subnet": t.Subnet.String(), "gateway": t.Gateway.String(),
 		"zone": t.Zone, "vrf_device": t.VRFDevice, "vrf_vxlan": t.VRFVXLAN, "vnets": vnets,
 		"dns_zone": t.DNSZone, "reverse_zone": t.ReverseZone, "pool": t.Pool, "user": t.User,
 		"token_id": t.TokenID, "token": t.FullTokenID(), "tsig_key": t.TSIGKey, "owner_tag": t.OwnerTag, "vms": vms,
+		"vmid_range": []any{first, last},
 	}
 }
 

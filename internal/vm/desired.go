@@ -57,8 +57,11 @@ func OwnerTag(tenant string) string { return "tenant-" + strings.ToLower(tenant)
 // it, "" when no tenant's pool does. Tags are not read: a tenant's token may set any tag on its
 // own VMs (VM.Config.Options), so a tag is a claim anyone can forge, while only the substrate's
 // credential puts a guest in a pool (Pool.Allocate on /pool/<id> of the pool it leaves and joins).
-func OwnerOf(o Observed) string {
-	if rest, ok := strings.CutPrefix(o.Pool, "tenant-"); ok {
+func OwnerOf(o Observed) string { return PoolOwner(o.Pool) }
+
+// PoolOwner is the tenant whose pool pool is ("tenant-<name>"), "" for any other pool or none.
+func PoolOwner(pool string) string {
+	if rest, ok := strings.CutPrefix(pool, "tenant-"); ok {
 		return rest
 	}
 	return ""
