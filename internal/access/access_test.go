@@ -62,6 +62,13 @@ func TestConvergeIdempotentAndScoped(t *testing.T) {
 	if _, ok := res["token_secret"]; ok {
 		t.Fatalf("check mode returned a token secret")
 	}
+	// The custom role comes first, in the changes and in the diff (ADR-0013).
+	if ch := toStrings(res["changes"]); len(ch) == 0 || !strings.HasPrefix(ch[0], "create role DeevnetTenantVM (VM.Allocate,VM.Audit,") {
+		t.Fatalf("check mode: the custom role is not created first: %q", ch)
+	}
+	if b, _ := json.Marshal(res["diff"]); !strings.Contains(string(b), `"roles":[{"id":"DeevnetTenantVM","privs":["VM.Allocate",`) {
+		t.Fatalf("check mode diff does not show the custom role: %s", b)
+	}
 
 	// First run creates everything and returns the token secret once.
 	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "_ansible_diff": true})

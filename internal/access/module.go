@@ -33,7 +33,7 @@ func spec() module.Spec {
 			"state":            {Type: module.TypeStr, Default: "present", Choices: []any{"present", "absent"}},
 			"template":         {Type: module.TypeInt, Default: 9000},
 			"storages":         {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"local-lvm"}},
-			"bridges":          {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"vmbr0"}},
+			"bridges":          {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
 			"privsep":          {Type: module.TypeBool, Default: true},
 			"regenerate_token": {Type: module.TypeBool, Default: false},
 		})),
