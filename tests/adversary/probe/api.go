@@ -39,6 +39,12 @@ func apiProbes(e *env) []apiProbe {
 	free := own.VMs[0].VMID + 50 // in the tenant's own range, unused by the plan's first VMs
 	squat := oth.VMs[1].VMID     // the other tenant's second VM: free while it has one
 	clone := fmt.Sprintf("/nodes/%s/qemu/%d/clone", e.node, e.template)
+	otherNode := e.node
+	for _, n := range e.site.Nodes {
+		if n != e.node {
+			otherNode = n
+		}
+	}
 	return []apiProbe{
 		// What the token is for (the tenant's own automation): these must work.
 		{name: "read own VM config", method: "GET", path: cfg, status: 200, why: "VM.Audit via /pool/" + own.Pool},
@@ -75,9 +81,9 @@ func apiProbes(e *env) []apiProbe {
 		{name: "hostpci0 host device", method: "PUT", path: cfg, params: map[string]any{"hostpci0": "0000:01:00.0"},
 			status: 500, msg: "only root can set 'hostpci0' config for non-mapped devices", why: "check_hostpci_perm"},
 		{name: "usb0 host device", method: "PUT", path: cfg, params: map[string]any{"usb0": "host=1234:5678"},
-			status: 500, msg: "only root can set 'usb0' config for real devices", why: "check_usb_perm"},
+			status: 403, msg: perm(fmt.Sprintf("/vms/%d, VM.Config.HWType", vm)), why: "check_usb_perm: VM.Config.HWType first (not in the tenant's role), then root only"},
 		{name: "serial0 host device", method: "PUT", path: cfg, params: map[string]any{"serial0": "/dev/ttyS0"},
-			status: 500, msg: "only root can set 'serial0' config for real devices", why: "serial: only socket"},
+			status: 500, msg: "only root can modify 'serial0' config for real devices", why: "update: serial only as socket"},
 		{name: "startup order", method: "PUT", path: cfg, params: map[string]any{"startup": "order=1"},
 			status: 403, msg: perm("/, Sys.Modify"), why: "startup changes host behaviour: Sys.Modify on /"},
 
@@ -87,6 +93,14 @@ func apiProbes(e *env) []apiProbe {
 		{name: "full clone to local", method: "POST", path: clone,
 			params: map[string]any{"newid": free + 2, "pool": own.Pool, "full": 1, "storage": "local"},
 			status: 403, msg: perm("/storage/local, Datastore.AllocateSpace"), why: "clone's target storage"},
+
+		{name: "create a storage", method: "POST", path: "/storage", params: map[string]any{"storage": "evil", "type": "dir", "path": "/"},
+			status: 403, msg: perm("/storage, Datastore.Allocate"), why: "no Datastore.Allocate"},
+
+		// Migration, to any other node (one outside its zone included).
+		{name: "migrate own VM to " + otherNode, method: "POST", path: fmt.Sprintf("/nodes/%s/qemu/%d/migrate", e.node, vm),
+			params: map[string]any{"target": otherNode, "online": 1}, status: 403, msg: perm(fmt.Sprintf("/vms/%d, VM.Migrate", vm)),
+			why: "VM.Migrate is not in the tenant's role (ADR-0013)"},
 
 		// The other tenant's VM and vmids, and squatting, which PVE allows (docs/security.md).
 		{name: "read the other tenant's VM", method: "GET", path: fmt.Sprintf("/nodes/%s/qemu/%d/config", e.node, oth.VMs[0].VMID),
