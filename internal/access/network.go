@@ -45,7 +45,7 @@ func (i nodeIface) ports() []string {
 func (i nodeIface) connects() string {
 	var why []string
 	if i.Type != "bridge" && i.Type != "OVSBridge" {
-		why = append(why, "is a "+i.Type+" interface, not a bridge")
+		why = append(why, "is of type "+i.Type+", not a bridge")
 	}
 	if p := i.ports(); len(p) > 0 {
 		why = append(why, "has port(s) "+strings.Join(p, " "))

@@ -36,7 +36,7 @@ func TestBridgeGrantOnlyOnABridgeThatConnectsNothing(t *testing.T) {
 	refused(t, srv, map[string]any{"name": "tdemo", "index": 1, "bridges": []any{"vmbr8"}},
 		"bridges[0]: bridge vmbr8 does not exist on node dv02hyp002p02")
 	refused(t, srv, map[string]any{"name": "tdemo", "index": 1, "bridges": []any{"enp1s0"}},
-		"bridges[0]: bridge enp1s0 on node dv02hyp002p02 is a eth interface, not a bridge")
+		"bridges[0]: bridge enp1s0 on node dv02hyp002p02 is of type eth, not a bridge")
 	refused(t, srv, map[string]any{"name": "tdemo", "index": 1, "bridges": []any{"vmbr0"}, "_ansible_check_mode": true}, "bridge vmbr0")
 
 	res := run(t, srv, map[string]any{"name": "tdemo", "index": 1, "bridges": []any{"vmbr9"}})
