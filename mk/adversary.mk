@@ -9,7 +9,8 @@
 #                         apply, node network; DNS updates and transfers outside its zones), each
 #                         outcome exactly (status and PVE's message, rcode); and its squat of tother's
 #                         vmid is named by the holding pool in tenant_vm, verify and the site report.
-#                         The packet probes from inside the VMs are the lab's (test/lab/README.md).
+#                         Packets from inside the VMs: test/lab's check_isolation; the full sweep is
+#                         still to do (docs/security.md, Left to do).
 
 .PHONY: test-adversary
 
