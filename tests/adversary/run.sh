@@ -9,29 +9,12 @@
 # that holds it: by tdemo's tenant_vm (a warning), by tother's tenant_vm (refused), by verify
 # (fails for tdemo) and by the site report (both rows).
 set -uo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-SHARED=$ROOT/extensions/molecule/shared
-VENV= COLLECTIONS= PVESIM=
-while [ $# -gt 0 ]; do
-  case $1 in
-    --venv) VENV=$(cd "$2" && pwd); shift 2 ;;
-    --collections) COLLECTIONS=$(cd "$2" && pwd); shift 2 ;;
-    --pvesim) PVESIM=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
-    *) echo "usage: $0 --venv DIR --collections DIR --pvesim BIN" >&2; exit 2 ;;
-  esac
-done
-[ -x "$VENV/bin/ansible-playbook" ] && [ -x "$PVESIM" ] || { echo "test-adversary: missing ansible-playbook or pvesim" >&2; exit 2; }
-
-# The shared inventory puts the lab in /tmp/dvt-molecule-$MOLECULE_SCENARIO_NAME: a unique name.
-export MOLECULE_SCENARIO_NAME=adversary-$$
-LAB=/tmp/dvt-molecule-$MOLECULE_SCENARIO_NAME
-WORK=$(mktemp -d /tmp/dvt-adversary-test.XXXXXX)
+# shellcheck source=tests/lib/sharedlab.sh
+. "$(dirname "$0")/../lib/sharedlab.sh"
+sharedlab_args adversary "$@"
 cleanup() { PVESIM=$PVESIM "$SHARED/lab.sh" down "$LAB" >/dev/null 2>&1; rm -rf "$LAB"
   [ -n "${KEEP_WORK:-}" ] && echo "test-adversary: kept $WORK" || rm -rf "$WORK"; }
 trap cleanup EXIT
-export ANSIBLE_COLLECTIONS_PATH=$COLLECTIONS ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false
-export ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_INVENTORY_UNPARSED_WARNING=false ANSIBLE_NOCOLOR=1
 start=$(date +%s)
 (cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/probe" ./tests/adversary/probe) || exit 1
 PVESIM=$PVESIM LAB_DNS_TENANTS= "$SHARED/lab.sh" up "$LAB" >"$WORK/lab.out" 2>&1 || { cat "$WORK/lab.out"; exit 1; }
