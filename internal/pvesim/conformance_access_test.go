@@ -69,6 +69,12 @@ func TestConformanceTokenUserACL(t *testing.T) {
 	// What PVE does allow: VM.Allocate on its VM (from the pool) lets the token hand out, without
 	// propagation, a role whose privileges it holds there (ACL.pm:189): its own.
 	a.tenant.ok("PUT", "/access/acl", vals("path", "/vms/10101", "roles", "DeevnetTenantVM", "users", a.user, "propagate", "0"), nil)
+	// It lists the ACL entries of the paths it may modify, its VM's, and no other (ACL.pm:74-85).
+	var acl []map[string]any
+	a.tenant.ok("GET", "/access/acl", nil, &acl)
+	if len(acl) != 1 || acl[0]["path"] != "/vms/10101" || acl[0]["roleid"] != "DeevnetTenantVM" {
+		t.Fatalf("the ACL the token sees: %v", acl)
+	}
 
 	// The tokens are unchanged, and the root token (User.Modify on /access/groups) still manages them.
 	var toks []map[string]any

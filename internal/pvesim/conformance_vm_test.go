@@ -10,9 +10,19 @@ func vmConformanceSetup(t *testing.T) (s *Server, a, b onboarded) {
 	t.Helper()
 	s = startSim(t, func(c *Config) {
 		c.Storages = append(c.Storages, StorageConfig{ID: "ceph", Type: "rbd", Content: []string{"images"}, Shared: true})
+		// a second template whose volumes exist: a disk on ceph, an ISO on local
+		c.Templates = append(c.Templates, TemplateConfig{VMID: 9001, Node: node, Name: "tools", Template: true,
+			Config: map[string]string{"scsi0": "ceph:base-9001-disk-0,size=1G", "ide3": "local:iso/tools.iso,media=cdrom", "template": "1"}})
 	})
 	a = onboard(t, s, "tdemo", 1, "tdemov0", "10001")
 	b = onboard(t, s, "tother", 2, "totherv0", "10002")
+	// These cases are pvesim's bridge, device and option checks, which PVE makes after the
+	// VM.Config.* and VM.Clone ones; onboarding's role DeevnetTenantVM (ADR-0013) lacks
+	// VM.Config.HWType and VM.Clone, so tdemo also holds PVEVMAdmin on its pool here, as a tenant
+	// onboarded before ADR-0013 did.
+	for _, who := range [][2]string{{"users", a.user}, {"tokens", a.token}} {
+		a.root.ok("PUT", "/access/acl", vals("path", "/pool/"+a.pool, "roles", "PVEVMAdmin", who[0], who[1], "propagate", "1"), nil)
+	}
 	if _, exit := a.tenant.task("POST", "/nodes/"+node+"/qemu/9000/clone", vals("newid", "10101", "name", "tdemo-1", "pool", a.pool)); exit != "OK" {
 		t.Fatalf("tdemo clone: %s", exit)
 	}
@@ -63,6 +73,13 @@ func TestConformanceVnetAccess(t *testing.T) {
 	// Its own zone's grant propagates: tags and trunks on its VNet are allowed.
 	if _, exit := a.tenant.task("POST", cfg, vals("net1", "virtio,bridge=tdemov0,trunks=5;7-9", "net2", "virtio,bridge=tdemov0,tag=100")); exit != "OK" {
 		t.Fatalf("own VNet with tag and trunk: %s", exit)
+	}
+	// A grant on a bridge that propagates reaches all its VLANs: every VLAN of a full trunk passes.
+	for _, who := range [][2]string{{"users", a.user}, {"tokens", a.token}} {
+		a.root.ok("PUT", "/access/acl", vals("path", "/sdn/zones/localnetwork/vmbr1", "roles", "PVESDNUser", who[0], who[1], "propagate", "1"), nil)
+	}
+	if _, exit := a.tenant.task("POST", cfg, vals("net4", "virtio,bridge=vmbr1,trunks=1-4094")); exit != "OK" {
+		t.Fatalf("full trunk under a propagating bridge grant: %s", exit)
 	}
 	// A NIC root put on a VLAN of vmbr0: the clone checks the source's NICs, the update the NIC it
 	// replaces or removes.
@@ -131,6 +148,11 @@ func TestConformanceModifyConfigPerm(t *testing.T) {
 	if c["hostpci0"] != nil || c["rng0"] != nil || c["usb0"] != "spice" {
 		t.Fatalf("refused devices reached the config: %v", c)
 	}
+	// A clone checks the source's mapped devices (Qemu.pm:4492, QemuServer.pm check_mapping_access).
+	a.root.ok("PUT", cfg, vals("usb1", "mapping=dongle"), nil)
+	expect(t, a.tenant, []refusal{{name: "clone of a VM with a mapped USB device", source: "Qemu.pm:4492",
+		method: "POST", path: "/nodes/" + node + "/qemu/10101/clone", params: []string{"newid", "10110", "pool", a.pool},
+		status: 403, msg: "Permission check failed (/mapping/usb/dongle, Mapping.Use)\n"}})
 }
 
 // Case 3: $check_storage_access (Qemu.pm:163) and check_volume_access (Storage.pm:619) on create
@@ -149,11 +171,13 @@ func TestConformanceStorageAccess(t *testing.T) {
 		{name: "another tenant's disk as an unused volume", source: "Qemu.pm:272; Storage.pm:646", method: "POST", path: cfg,
 			params: []string{"unused0", "local-lvm:vm-10201-disk-0"}, status: 403, msg: perm("/vms/10201", "VM.Config.Disk")},
 		{name: "importing another tenant's disk", source: "Qemu.pm:250", method: "POST", path: cfg,
-			params: []string{"scsi1", "local-lvm:1,import-from=local-lvm:vm-10201-disk-0"}, status: 403, msg: perm("/vms/10201", "VM.Clone")},
+			params: []string{"scsi1", "local-lvm:0,import-from=local-lvm:vm-10201-disk-0"}, status: 403, msg: perm("/vms/10201", "VM.Clone")},
 		{name: "a host path", source: "Storage.pm:651", method: "POST", path: cfg,
 			params: []string{"scsi1", "/dev/sdb"}, status: 500, msg: "Only root can pass arbitrary filesystem paths." + perlWhere},
 		{name: "an ISO on a storage it cannot read", source: "Storage.pm:634", method: "POST", path: cfg,
 			params: []string{"ide3", "local:iso/tools.iso,media=cdrom"}, status: 403, msg: perm("/storage/local", "Datastore.AllocateSpace|Datastore.Audit")},
+		{name: "an ISO through the cdrom alias", source: "Qemu.pm:86; Storage.pm:634", method: "POST", path: cfg,
+			params: []string{"cdrom", "local:iso/tools.iso"}, status: 403, msg: perm("/storage/local", "Datastore.AllocateSpace|Datastore.Audit")},
 		{name: "the host's CD-ROM drive", source: "Qemu.pm:186", method: "POST", path: cfg,
 			params: []string{"ide3", "cdrom,media=cdrom"}, status: 403, msg: perm("/", "Sys.Console")},
 		{name: "vmstatestorage", source: "Qemu.pm:276", method: "POST", path: cfg,
@@ -166,6 +190,9 @@ func TestConformanceStorageAccess(t *testing.T) {
 			params: []string{"vmid", "10105", "pool", a.pool, "storage", "ceph"}, status: 403, msg: perm("/storage/ceph", space)},
 		{name: "a create outside its pool", source: "Qemu.pm:1316", method: "POST", path: create,
 			params: []string{"vmid", "10105"}, status: 403, msg: "Permission check failed\n"},
+		{name: "a restore (not simulated: its checks are not pvesim's)", source: "Qemu.pm:1320",
+			method: "POST", path: create, params: []string{"vmid", "10108", "pool", a.pool, "archive", "local:backup/vzdump-qemu-10201-2026_01_01-00_00_00.vma.zst"},
+			status: 501, msg: "Method 'POST /nodes/{node}/qemu' with 'archive' (restore) not implemented\n"},
 		{name: "a full clone onto a storage without AllocateSpace", source: "Qemu.pm:314", method: "POST", path: "/nodes/" + node + "/qemu/9000/clone",
 			params: []string{"newid", "10106", "pool", a.pool, "full", "1", "storage", "ceph"}, status: 403, msg: perm("/storage/ceph", space)},
 	})
@@ -187,8 +214,10 @@ func TestConformanceRootParams(t *testing.T) {
 	_, a, _ := vmConformanceSetup(t)
 	vm := "/nodes/" + node + "/qemu/10101"
 	rootOnly := func(p string) map[string]string { return map[string]string{p: "Only root may use this option."} }
-	// root puts a second disk of the tenant's VM on a storage the tenant has no space on
-	a.root.ok("PUT", vm+"/config", vals("scsi1", "ceph:vm-10101-disk-1,size=1G"), nil)
+	// root clones into the tenant's pool a VM whose disk is on a storage the tenant has no space on
+	if _, exit := a.root.task("POST", "/nodes/"+node+"/qemu/9001/clone", vals("newid", "10109", "pool", a.pool, "full", "1")); exit != "OK" {
+		t.Fatalf("root clone onto ceph: %s", exit)
+	}
 	expect(t, a.tenant, []refusal{
 		{name: "start past a lock", source: "Qemu.pm:3575", method: "POST", path: vm + "/status/start", params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
 		{name: "start as a migration target", source: "Qemu.pm:3576", method: "POST", path: vm + "/status/start", params: []string{"migratedfrom", node}, status: 400, errors: rootOnly("migratedfrom")},
@@ -197,8 +226,8 @@ func TestConformanceRootParams(t *testing.T) {
 		{name: "reset past a lock", source: "Qemu.pm:3839", method: "POST", path: vm + "/status/reset", params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
 		{name: "destroy past a lock", source: "Qemu.pm:2823", method: "DELETE", path: vm, params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
 		{name: "resize past a lock", source: "Qemu.pm:5997", method: "PUT", path: vm + "/resize", params: []string{"disk", "scsi0", "size", "+1G", "skiplock", "1"}, status: 400, errors: rootOnly("skiplock")},
-		{name: "resize a disk on a storage without AllocateSpace", source: "Qemu.pm:6025", method: "PUT", path: vm + "/resize",
-			params: []string{"disk", "scsi1", "size", "+1G"}, status: 403, msg: "Permission check failed (/storage/ceph, Datastore.AllocateSpace)\n"},
+		{name: "resize a disk on a storage without AllocateSpace", source: "Qemu.pm:6025", method: "PUT", path: "/nodes/" + node + "/qemu/10109/resize",
+			params: []string{"disk", "scsi0", "size", "+1G"}, status: 403, msg: "Permission check failed (/storage/ceph, Datastore.AllocateSpace)\n"},
 	})
 	// the same calls without the root-only parameters pass
 	if _, exit := a.tenant.task("PUT", vm+"/resize", vals("disk", "scsi0", "size", "+1G")); exit != "OK" {
@@ -213,4 +242,14 @@ func TestConformanceRootParams(t *testing.T) {
 	// root's own token is not root@pam
 	expect(t, a.root, []refusal{{name: "root's token past a lock", source: "Qemu.pm:3575", method: "POST", path: vm + "/status/start",
 		params: []string{"skiplock", "1"}, status: 400, errors: rootOnly("skiplock")}})
+}
+
+// A trunk range's end is bounded by the VLAN ACL paths (1-9999): an absurd range costs no more.
+func TestTrunkVLANsBounded(t *testing.T) {
+	if got := trunkVLANs("9998-2000000000"); len(got) != 2 || got[0] != "9998" || got[1] != "9999" {
+		t.Fatalf("trunkVLANs = %v", got)
+	}
+	if got := trunkVLANs("20000-30000"); len(got) != 1 || got[0] != "20000" {
+		t.Fatalf("a range above the bound is still checked: trunkVLANs = %v", got)
+	}
 }

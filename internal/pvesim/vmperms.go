@@ -119,32 +119,15 @@ func (st *state) devicePerm(who principal, vmid int, pool, opt, value string) er
 		if err := st.checkVMPerm(who, vmid, pool, hwtype, false); err != nil {
 			return err
 		}
-		d := deviceFields(value, "host")
-		switch {
-		case d["host"] != "" && !strings.EqualFold(d["host"], "spice"):
-			return plainErr("only root can set '%s' config for real devices", opt)
-		case d["host"] != "":
-			return nil
-		case d["mapping"] != "":
-			return st.check(who, "/mapping/usb/"+d["mapping"], []string{"Mapping.Use"}, false)
-		}
-		return plainErr("either 'host' or 'mapping' must be set.")
+		return st.passthrough(who, opt, value)
 	case strings.HasPrefix(opt, "hostpci"):
-		d := deviceFields(value, "host")
-		switch {
-		case d["host"] != "":
-			return plainErr("only root can set '%s' config for non-mapped devices", opt)
-		case d["mapping"] != "":
-			if err := st.check(who, "/mapping/pci/"+d["mapping"], []string{"Mapping.Use"}, false); err != nil {
-				return err
-			}
-			if err := st.checkVMPerm(who, vmid, pool, hwtype, false); err != nil {
-				return err
-			}
-		default:
-			return plainErr("either 'host' or 'mapping' must be set.")
+		if err := st.passthrough(who, opt, value); err != nil {
+			return err
 		}
-		if _, ok := d["romfile"]; ok {
+		if err := st.checkVMPerm(who, vmid, pool, hwtype, false); err != nil {
+			return err
+		}
+		if _, ok := deviceFields(value, "host")["romfile"]; ok {
 			return paramErr(map[string]string{opt: "only root@pam can set 'romfile' option"})
 		}
 		return nil
@@ -165,11 +148,36 @@ func (st *state) devicePerm(who principal, vmid int, pool, opt, value string) er
 	return nil
 }
 
+// passthrough is the host device part of a usb or hostpci option (Qemu.pm:887-930, QemuServer.pm
+// check_mapping_access): a host device is root's (a USB port may be SPICE), a mapped one needs
+// Mapping.Use on its mapping.
+func (st *state) passthrough(who principal, opt, value string) error {
+	kind, what := "pci", "non-mapped devices"
+	if strings.HasPrefix(opt, "usb") {
+		kind, what = "usb", "real devices"
+	}
+	d := deviceFields(value, "host")
+	switch {
+	case kind == "usb" && strings.EqualFold(d["host"], "spice"):
+		return nil
+	case d["host"] != "":
+		return plainErr("only root can set '%s' config for %s", opt, what)
+	case d["mapping"] != "":
+		return st.check(who, "/mapping/"+kind+"/"+d["mapping"], []string{"Mapping.Use"}, false)
+	}
+	return plainErr("either 'host' or 'mapping' must be set.")
+}
+
 var deviceRe = regexp.MustCompile(`^(serial|usb|hostpci|rng|virtiofs)\d+$`)
 
 // createAllowed is create_vm's first checks (Qemu.pm:1293-1318): the pool exists, the default
 // storage and a start after create are allowed, and VM.Allocate on the VM or on its pool.
 func (s *Server) createAllowed(r *reqCtx, vmid int, pool string) error {
+	// A restore has its own checks (the archive's volume, VM.Backup on an existing VM, the
+	// restored NICs and devices); pvesim does not restore, and says so rather than create a VM.
+	if r.params.Has("archive") {
+		return &apiError{Status: 501, Message: "Method 'POST /nodes/{node}/qemu' with 'archive' (restore) not implemented\n"}
+	}
 	if pool != "" && s.st.Pools[pool] == nil {
 		return &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (pool '%s' does not exist)\n", pool)}
 	}
@@ -272,6 +280,9 @@ func trunkVLANs(trunks string) []string {
 		a, errA := strconv.Atoi(from)
 		b, errB := strconv.Atoi(to)
 		if errA == nil && errB == nil && b > a {
+			// VLAN ACL paths end at 9999: a range beyond cannot be granted, and PVE would spend
+			// its time (and pvesim its memory) listing it.
+			b = max(min(b, 9999), a)
 			for v := a; v <= b; v++ {
 				seen[strconv.Itoa(v)] = true
 			}
@@ -297,27 +308,8 @@ func (s *Server) mappingAccess(who principal, conf map[string]string) error {
 	for _, k := range sortedKeys(conf) {
 		var err error
 		switch {
-		case strings.HasPrefix(k, "usb") && deviceRe.MatchString(k):
-			d := deviceFields(conf[k], "host")
-			switch {
-			case d["host"] != "" && !strings.EqualFold(d["host"], "spice"):
-				err = plainErr("only root can set '%s' config for real devices", k)
-			case d["host"] != "":
-			case d["mapping"] != "":
-				err = s.st.check(who, "/mapping/usb/"+d["mapping"], use, false)
-			default:
-				err = plainErr("either 'host' or 'mapping' must be set.")
-			}
-		case strings.HasPrefix(k, "hostpci") && deviceRe.MatchString(k):
-			d := deviceFields(conf[k], "host")
-			switch {
-			case d["host"] != "":
-				err = plainErr("only root can set '%s' config for non-mapped devices", k)
-			case d["mapping"] != "":
-				err = s.st.check(who, "/mapping/pci/"+d["mapping"], use, false)
-			default:
-				err = plainErr("either 'host' or 'mapping' must be set.")
-			}
+		case (strings.HasPrefix(k, "usb") || strings.HasPrefix(k, "hostpci")) && deviceRe.MatchString(k):
+			err = s.st.passthrough(who, k, conf[k])
 		case strings.HasPrefix(k, "rng") && deviceRe.MatchString(k):
 			if deviceFields(conf[k], "source")["source"] == "/dev/hwrng" {
 				err = s.st.check(who, "/mapping/hwrng", use, false)

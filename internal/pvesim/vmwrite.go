@@ -103,6 +103,9 @@ func (s *Server) configChanges(r *reqCtx, vm *VM) (map[string]string, []string, 
 			if mi.Parameters.Lookup(k) == nil {
 				return nil, nil, paramErr(map[string]string{"delete": fmt.Sprintf("invalid configuration ID '%s'", k)})
 			}
+			if k == "cdrom" {
+				k = "ide2" // the alias (Qemu.pm update_vm_api)
+			}
 			dels = append(dels, k)
 		}
 	}
@@ -142,6 +145,14 @@ func (s *Server) configChanges(r *reqCtx, vm *VM) (map[string]string, []string, 
 			sv = "$5$pvesim$" + hex.EncodeToString(h[:])
 		}
 		set[k] = sv
+	}
+	// $resolve_cdrom_alias (Qemu.pm:86): cdrom is ide2 as a CD-ROM, checked as ide2.
+	if v, ok := set["cdrom"]; ok {
+		if !strings.Contains(v, "media=") {
+			v += ",media=cdrom"
+		}
+		set["ide2"] = v
+		delete(set, "cdrom")
 	}
 	return set, dels, nil
 }
