@@ -145,10 +145,17 @@ func TestConvergeIdempotentAndScoped(t *testing.T) {
 		t.Fatalf("new token: %v", err)
 	}
 
-	// Absent removes everything of tdemo and nothing of tother; a second absent is a no-op.
-	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent"})
+	// Absent removes everything of tdemo and nothing of tother; a second absent is a no-op. The
+	// custom role, shared with tother, stays, and the diff says so.
+	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent", "_ansible_diff": true})
 	if res["failed"] == true || res["changed"] != true {
 		t.Fatalf("absent: %v", res)
+	}
+	if d, _ := json.Marshal(res["diff"]); !strings.Contains(string(d), `"after":{"acl":{"token":[],"user":[]},"roles":[{"id":"DeevnetTenantVM"`) {
+		t.Fatalf("absent's diff does not keep the shared role: %s", d)
+	}
+	if err := root.Get(ctx, "/access/roles/DeevnetTenantVM", nil, nil); err != nil {
+		t.Fatalf("the shared role was removed with tdemo: %v", err)
 	}
 	w2 := writes(srv)
 	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent"})

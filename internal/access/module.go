@@ -126,7 +126,8 @@ func (a Access) plan(ctx context.Context, d Desired, t plan.Tenant, tg Targets, 
 	}
 	p := planned{before: view(d, &o)}
 	if opts.State == "absent" {
-		p.after = map[string]any{"acl": map[string]any{"user": []Grant{}, "token": []Grant{}}}
+		// The custom role is shared by every tenant: it stays.
+		p.after = map[string]any{"acl": map[string]any{"user": []Grant{}, "token": []Grant{}}, "roles": p.before["roles"]}
 		p.ops, err = PlanAbsent(d, o)
 		return p, err
 	}

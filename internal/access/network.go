@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/deevnet/tenant/internal/sdn"
@@ -115,7 +114,7 @@ func (a Access) checkTemplateNICs(ctx context.Context, g vm.Observed, bridges []
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	for _, k := range keys {
 		nic := vm.ParseNIC(fmt.Sprint(cfg[k]))
 		refuse := func(why string) error {

@@ -9,6 +9,7 @@ package pvesim
 import (
 	"fmt"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -16,7 +17,8 @@ import (
 // IfaceConfig is one stanza of a node's interfaces file, with INotify's names for its fields.
 type IfaceConfig struct {
 	Iface string `yaml:"iface" json:"iface"`
-	// Type is INotify's: eth, bridge, bond, vlan, OVSBridge, ... (eth when empty).
+	// Type is INotify's: eth, bridge, bond, vlan, OVSBridge, ...; when empty it is derived from
+	// the name as INotify does (typeOf).
 	Type        string `yaml:"type" json:"type,omitempty"`
 	BridgePorts string `yaml:"bridge_ports" json:"bridge_ports,omitempty"` // space separated, as in the file
 	VLANAware   bool   `yaml:"bridge_vlan_aware" json:"bridge_vlan_aware,omitempty"`
@@ -49,7 +51,7 @@ func (n NodeConfig) bridges() []string {
 	}
 	var out []string
 	for _, i := range n.network() {
-		if isBridgeType(i.Type) {
+		if isBridgeType(i.typeOf()) {
 			out = append(out, i.Iface)
 		}
 	}
@@ -57,6 +59,32 @@ func (n NodeConfig) bridges() []string {
 }
 
 func isBridgeType(t string) bool { return t == "bridge" || t == "OVSBridge" }
+
+// INotify's names: only vmbrN is a Linux bridge, X.N a VLAN, bondN a bond, a physical NIC
+// (PVE::Network::PHYSICAL_NIC_RE) eth; anything else is "unknown".
+var (
+	vmbrName = regexp.MustCompile(`^vmbr\d+$`)
+	vlanName = regexp.MustCompile(`^\S+\.\d+$`)
+	bondName = regexp.MustCompile(`^bond\d+$`)
+	nicName  = regexp.MustCompile(`^(?:eth\d+|en[^:.]+|ib[^:.]+)$`)
+)
+
+// typeOf is f's declared type, or the one INotify gives its name.
+func (f IfaceConfig) typeOf() string {
+	switch {
+	case f.Type != "":
+		return f.Type
+	case vmbrName.MatchString(f.Iface):
+		return "bridge"
+	case vlanName.MatchString(f.Iface) || f.VLANRawDevice != "":
+		return "vlan"
+	case bondName.MatchString(f.Iface):
+		return "bond"
+	case nicName.MatchString(f.Iface):
+		return "eth"
+	}
+	return "unknown"
+}
 
 // checkNetwork refuses a node network pvesim could not have read from an interfaces file.
 func (n NodeConfig) checkNetwork() error {
@@ -94,16 +122,13 @@ func (s *Server) nodeNetwork(r *reqCtx) (any, error) {
 	filter := r.params.Str("type")
 	out := []map[string]any{}
 	if filter != "include_sdn" {
-		for prio, f := range node.network() {
-			typ := f.Type
-			if typ == "" {
-				typ = "eth"
-			}
+		for i, f := range node.network() {
+			typ := f.typeOf()
 			bridgeMatch := isBridgeType(typ) && (filter == "any_bridge" || filter == "any_local_bridge")
 			if filter != "" && filter != typ && !bridgeMatch {
 				continue
 			}
-			out = append(out, ifaceView(f, typ, prio+1))
+			out = append(out, ifaceView(f, typ, i+2)) // INotify numbers from 2 (1 is lo, never listed)
 		}
 	}
 	if filter == "any_bridge" || filter == "include_sdn" || filter == "vnet" {
@@ -128,11 +153,8 @@ func ifaceView(f IfaceConfig, typ string, prio int) map[string]any {
 		v["gateway"] = f.Gateway
 	}
 	if isBridgeType(typ) {
-		ports := f.BridgePorts
-		if ports == "" {
-			ports = "none" // what the file says of a bridge without ports
-		}
-		v["bridge_ports"], v["bridge_stp"], v["bridge_fd"] = ports, "off", "0"
+		// INotify drops "none" from bridge-ports: a bridge without ports has "".
+		v["bridge_ports"], v["bridge_stp"], v["bridge_fd"] = strings.Join(strings.Fields(strings.ReplaceAll(f.BridgePorts, "none", "")), " "), "off", "0"
 		if f.VLANAware {
 			v["bridge_vlan_aware"] = 1
 			v["bridge_vids"] = f.BridgeVIDs
@@ -141,15 +163,15 @@ func ifaceView(f IfaceConfig, typ string, prio int) map[string]any {
 			}
 		}
 	}
-	raw, id := f.VLANRawDevice, f.VLANID
-	if dev, tag, ok := strings.Cut(f.Iface, "."); ok && raw == "" {
-		raw, id = dev, atoiSafe(tag)
+	// Only what the file says: vmbr0.50 has no vlan-raw-device or vlan-id of its own.
+	if f.VLANRawDevice != "" {
+		v["vlan-raw-device"] = f.VLANRawDevice
 	}
-	if typ == "vlan" && raw != "" {
-		v["vlan-raw-device"], v["vlan-id"] = raw, id
+	if f.VLANID != 0 {
+		v["vlan-id"] = fmt.Sprint(f.VLANID)
 	}
 	if f.Comments != "" {
-		v["comments"] = f.Comments
+		v["comments"] = f.Comments + "\n" // each comment line keeps its newline
 	}
 	return v
 }

@@ -20,12 +20,16 @@ func byIface(t *testing.T, c *client, query ...string) map[string]map[string]any
 
 func TestNodeNetworkAsPVEListsIt(t *testing.T) {
 	s := startSim(t, func(c *Config) {
-		c.Nodes[0].Network = append(c.Nodes[0].Network, IfaceConfig{Iface: "vmbr9", Type: "bridge", Comments: "parking"})
+		c.Nodes[0].Network = append(c.Nodes[0].Network, IfaceConfig{Iface: "vmbr9", Comments: "parking"}, IfaceConfig{Iface: "park0"})
 	})
 	c := rootClient(t, s)
 	all := byIface(t, c)
-	if len(all) != 5 {
-		t.Fatalf("want enp1s0, vmbr0, vmbr0.50, vmbr0.51, vmbr9; got %v", all)
+	if len(all) != 6 {
+		t.Fatalf("want enp1s0, vmbr0, vmbr0.50, vmbr0.51, vmbr9, park0; got %v", all)
+	}
+	// INotify's types by name: only vmbrN is a bridge.
+	if all["vmbr9"]["type"] != "bridge" || all["park0"]["type"] != "unknown" || all["enp1s0"]["priority"] != float64(2) {
+		t.Errorf("types and priority as INotify gives them: %v %v %v", all["vmbr9"], all["park0"], all["enp1s0"])
 	}
 	b, _ := json.Marshal(all["vmbr0"])
 	for _, want := range []string{`"bridge_ports":"enp1s0"`, `"bridge_vlan_aware":1`, `"cidr":"10.20.10.2/24"`, `"address":"10.20.10.2"`,
@@ -34,10 +38,10 @@ func TestNodeNetworkAsPVEListsIt(t *testing.T) {
 			t.Errorf("vmbr0 lacks %s: %s", want, b)
 		}
 	}
-	if v := all["vmbr0.50"]; v["type"] != "vlan" || v["vlan-raw-device"] != "vmbr0" || v["vlan-id"] != float64(50) {
+	if v := all["vmbr0.50"]; v["type"] != "vlan" || v["vlan-raw-device"] != nil || v["cidr"] != "10.20.50.2/24" {
 		t.Errorf("vmbr0.50 = %v", v)
 	}
-	if v := all["vmbr9"]; v["bridge_ports"] != "none" || v["method"] != "manual" || v["cidr"] != nil || v["comments"] != "parking" {
+	if v := all["vmbr9"]; v["bridge_ports"] != "" || v["method"] != "manual" || v["cidr"] != nil || v["comments"] != "parking\n" {
 		t.Errorf("a bridge without ports or address: %v", v)
 	}
 	if v := all["enp1s0"]; v["type"] != "eth" || v["exists"] != float64(1) {
