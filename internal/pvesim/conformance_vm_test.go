@@ -16,13 +16,6 @@ func vmConformanceSetup(t *testing.T) (s *Server, a, b onboarded) {
 	})
 	a = onboard(t, s, "tdemo", 1, "tdemov0", "10001")
 	b = onboard(t, s, "tother", 2, "totherv0", "10002")
-	// These cases are pvesim's bridge, device and option checks, which PVE makes after the
-	// VM.Config.* and VM.Clone ones; onboarding's role DeevnetTenantVM (ADR-0013) lacks
-	// VM.Config.HWType and VM.Clone, so tdemo also holds PVEVMAdmin on its pool here, as a tenant
-	// onboarded before ADR-0013 did.
-	for _, who := range [][2]string{{"users", a.user}, {"tokens", a.token}} {
-		a.root.ok("PUT", "/access/acl", vals("path", "/pool/"+a.pool, "roles", "PVEVMAdmin", who[0], who[1], "propagate", "1"), nil)
-	}
 	if _, exit := a.tenant.task("POST", "/nodes/"+node+"/qemu/9000/clone", vals("newid", "10101", "name", "tdemo-1", "pool", a.pool)); exit != "OK" {
 		t.Fatalf("tdemo clone: %s", exit)
 	}
