@@ -16,6 +16,7 @@ import (
 
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
+	"github.com/deevnet/tenant/internal/vm"
 )
 
 // The names of the checks, as the report and the verify playbook's message show them.
@@ -24,6 +25,9 @@ const (
 	CheckPTR     = "PTR record through the resolver"
 	CheckConfig  = "PVE configuration (name, address, gateway)"
 	CheckRunning = "VM running"
+	// CheckOwnRange fails for each guest the tenant's pool holds in another index's vmid range
+	// (squatting, docs/security.md); it is listed only when it fails.
+	CheckOwnRange = "Pool's VMs in the tenant's own vmid range"
 )
 
 // lookupTries is how often a lookup the server did not answer is sent (dig +tries=2).
@@ -76,12 +80,19 @@ func answerCheck(name, target, want string, rec Record, now string) Check {
 func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, now string) []Check {
 	nodes := map[int]string{}
 	var rows []row
+	var out []Check
 	if c.Get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &rows) == nil {
+		first, last := plan.VMIDRange(t.Index)
 		for _, x := range rows {
-			nodes[atoi(x["vmid"])] = str(x["node"])
+			id := atoi(x["vmid"])
+			nodes[id] = str(x["node"])
+			// The pool names the holder; a tag, which the tenant's token may set, is not read.
+			if str(x["pool"]) == t.Pool && str(x["template"]) != "1" && (id < first || id > last) {
+				out = append(out, Check{Name: CheckOwnRange, Target: t.Pool, Time: now,
+					Detail: vm.SquatMessage(id, str(x["name"]), vm.PoolOwner(t.Pool))})
+			}
 		}
 	}
-	var out []Check
 	for _, vm := range t.VMs {
 		node, ok := nodes[vm.VMID]
 		if !ok {

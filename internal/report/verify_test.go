@@ -228,3 +228,19 @@ func TestVerifyAsksAgain(t *testing.T) {
 		t.Fatalf("res = %v", res)
 	}
 }
+
+// Squatting (issue 24): a VM tdemo's pool holds in index 2's range, tagged as tother's, fails
+// tdemo's verify, named by the pool.
+func TestVerifyFailsTheSquatter(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	var upid string
+	l.must(l.root.Post(ctx, "/nodes/"+node+"/qemu/9000/clone", map[string]any{"newid": 10202, "name": "squat", "pool": "tenant-tdemo"}, &upid))
+	l.must(l.root.WaitTask(ctx, upid))
+	l.must(l.root.Put(ctx, "/nodes/"+node+"/qemu/10202/config", map[string]any{"tags": "tenant-tother"}, nil))
+	out, res := l.verify(l.verifyArgs())
+	want := `Pool's VMs in the tenant's own vmid range: tenant-tdemo: vmid 10202 ("squat") is held by tenant tdemo's pool, in index 2's range 10200-10299, not its own`
+	if !out.Failed || !strings.Contains(out.Msg, want) {
+		t.Fatalf("res = %v\nwant a message with %q", res, want)
+	}
+}

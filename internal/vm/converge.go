@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/reconcile"
 )
@@ -141,6 +142,13 @@ func planAll(ctx context.Context, api API, want []Desired, opts Options) ([]*vmP
 	if err := precheck(ctx, api, inv, plans); err != nil {
 		return nil, err
 	}
+	// The pool's guests outside the tenant's range squat another index's vmids: said on the first
+	// VM's result (every VM shares the pool), never refused here, since tenant_vm does not manage
+	// them; verify fails on them.
+	if len(plans) > 0 {
+		first, last := vmidRange(want[0].VMID)
+		plans[0].res.Warnings = append(plans[0].res.Warnings, Squats(inv, want[0].Pool, first, last)...)
+	}
 	return plans, nil
 }
 
@@ -263,6 +271,12 @@ func planVM(ctx context.Context, api API, inv *Inventory, d Desired, nodes Nodes
 	return p, nil
 }
 
+// vmidRange is the tenant range (ADR-0002) that holds vmid, a declared VM's.
+func vmidRange(vmid int) (first, last int) {
+	idx, _ := plan.VMIDIndex(vmid)
+	return plan.VMIDRange(idx)
+}
+
 // vmidFree fails when vmid is taken by a VM the token cannot see.
 func vmidFree(ctx context.Context, api API, d Desired) error {
 	var id any
@@ -272,29 +286,30 @@ func vmidFree(ctx context.Context, api API, d Desired) error {
 	}
 	var ae *pve.APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
-		return fmt.Errorf("VM %s: vmid %d is taken by a VM this token cannot see (another tenant's, or one outside pool %s); refusing to touch it", d.Name, d.VMID, d.Pool)
+		// Naming the holder needs a credential that sees every pool: verify and the site
+		// report read with the substrate's and name the tenant whose pool holds the vmid.
+		return fmt.Errorf("VM %s: vmid %d is taken by a VM this token cannot see (held by another tenant's pool, or outside every pool); refusing to touch it; verify's site report, read with the substrate's credential, names the holder", d.Name, d.VMID)
 	}
 	return fmt.Errorf("VM %s: checking that vmid %d is free: %w", d.Name, d.VMID, err)
 }
 
-// checkOwner refuses a vmid that is not this tenant's: the owner tag names another tenant,
-// the VM sits in another pool, or nothing says it is ours (someone else's hand-made VM).
+// checkOwner refuses a vmid that is not this tenant's: the VM sits in another pool (named by the
+// tenant whose pool it is) or in none (someone else's hand-made VM). Only the pool counts: a tag
+// is set by whoever may configure the VM, another tenant included (vm.OwnerOf).
 func checkOwner(d Desired, o Observed) error {
 	who := fmt.Sprintf("vmid %d (%q)", d.VMID, o.Name)
 	if o.Template {
 		return fmt.Errorf("VM %s: %s is a template; refusing to touch it", d.Name, who)
 	}
-	owner := ownerFromTags(o.Tags)
-	if owner != "" && owner != strings.ToLower(d.Tenant) {
-		return fmt.Errorf("VM %s: %s belongs to tenant %s (tag %s); refusing to touch it", d.Name, who, owner, OwnerTag(owner))
-	}
-	if o.Pool != "" && o.Pool != d.Pool {
+	switch owner := OwnerOf(o); {
+	case o.Pool == d.Pool:
+		return nil
+	case owner != "":
+		return fmt.Errorf("VM %s: %s is held by tenant %s's pool %s, not %s; refusing to touch it", d.Name, who, owner, o.Pool, d.Pool)
+	case o.Pool != "":
 		return fmt.Errorf("VM %s: %s is in pool %s, not %s; refusing to touch it", d.Name, who, o.Pool, d.Pool)
 	}
-	if owner == "" && o.Pool == "" {
-		return fmt.Errorf("VM %s: %s exists outside pool %s and carries no %s tag; refusing to touch a VM this tenant does not own", d.Name, who, d.Pool, OwnerTag(d.Tenant))
-	}
-	return nil
+	return fmt.Errorf("VM %s: %s exists outside pool %s; refusing to touch a VM this tenant does not own (a tag does not make it the tenant's)", d.Name, who, d.Pool)
 }
 
 // resolveTemplate finds the template by vmid or by name among what the token can see.

@@ -227,7 +227,8 @@ func declared(m *ModuleOptions) (decls []decl, own []vmVNet, maxK int, err error
 }
 
 // ownedTags are the tenant's owner tag and the user's tags, normalised; a user's tag that
-// would mark the VMs as another tenant's is refused (ownership is read from tenant- tags).
+// would label the VMs as another tenant's is refused. The tag is a label for people: ownership
+// is read from the pool alone (OwnerOf), since a tenant's token can set any tag.
 func ownedTags(user []string, t plan.Tenant) ([]string, error) {
 	tags, err := NormalizeTags(append([]string{t.OwnerTag}, user...))
 	if err != nil {
