@@ -261,3 +261,21 @@ func TestTrunkVLANsBounded(t *testing.T) {
 		t.Fatalf("a range above the bound is still checked: trunkVLANs = %v", got)
 	}
 }
+
+// Calls pvesim does not carry out still check PVE's permissions first (the schema's `permissions`,
+// checked by the HTTP server before any handler): a tenant is refused as by PVE, an allowed caller
+// gets 501.
+func TestConformanceUnservedCallsCheckFirst(t *testing.T) {
+	_, a, _ := vmConformanceSetup(t)
+	migrate := "/nodes/" + node + "/qemu/10101/migrate"
+	expect(t, a.tenant, []refusal{
+		{name: "migrate its own VM", source: "Qemu.pm migrate_vm permissions", method: "POST", path: migrate, params: []string{"target", "dv02hyp002p03", "online", "1"},
+			status: 403, msg: "Permission check failed (/vms/10101, VM.Migrate)\n"},
+		{name: "create a storage", source: "API2/Storage/Config.pm create permissions", method: "POST", path: "/storage", params: []string{"storage", "evil", "type", "dir", "path", "/"},
+			status: 403, msg: "Permission check failed (/storage, Datastore.Allocate)\n"},
+	})
+	expect(t, a.root, []refusal{
+		{name: "migrate, allowed", source: "not simulated", method: "POST", path: migrate, params: []string{"target", "dv02hyp002p03"},
+			status: 501, msg: "Method 'POST " + migrate + "' not implemented\n"},
+	})
+}
