@@ -98,13 +98,24 @@ func (s *Server) configChanges(r *reqCtx, vm *VM) (map[string]string, []string, 
 			dels = append(dels, k)
 		}
 	}
-	for k, v := range r.params {
+	drives := map[string]string{}
+	for k := range r.params {
+		if diskKeyRe.MatchString(k) {
+			drives[k] = r.params.Str(k)
+		}
+	}
+	for k := range r.params {
 		if slices.Contains(nonConfig, k) {
 			continue
 		}
 		sv := r.params.Str(k)
-		_ = v
 		switch {
+		case diskKeyRe.MatchString(k):
+			d, err := s.storeDrive(vm, k, sv, drives)
+			if err != nil {
+				return nil, nil, err
+			}
+			sv = d
 		case netKeyRe.MatchString(k):
 			p := mi.Parameters.Lookup(k)
 			f, err := s.schema.ParsePropertyString(k, p.FormatObject(), sv)
