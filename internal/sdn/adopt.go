@@ -8,10 +8,28 @@ package sdn
 // destroys what carries the tenant's traffic.
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 )
+
+// CheckAdoptable reads the subnets of spec's zone and refuses, as tenant_vrf's adopt does, a
+// zone that is not the plan's by identity. pve_tenant_access's adopt uses it to grant a tenant a
+// VRF another tool built only when tenant_vrf would take that VRF over.
+func CheckAdoptable(ctx context.Context, api API, spec VRFSpec, zones, vnets []Observed) error {
+	var subnets []Observed
+	for _, v := range vnets {
+		if v.Exists() && v.Props["zone"] == spec.Zone {
+			s, err := api.Subnets(ctx, v.ID)
+			if err != nil {
+				return err
+			}
+			subnets = append(subnets, s...)
+		}
+	}
+	return checkAdopt(spec, zones, vnets, subnets)
+}
 
 // checkAdopt lists every identity field of the existing zone, VNets and subnets that differs
 // from spec and refuses the takeover when there is one. A VNet marked by another owner stays

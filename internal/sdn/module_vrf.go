@@ -79,10 +79,7 @@ func (o *VRFOptions) spec() (VRFSpec, error) {
 			}
 			return v, err
 		}
-		v.Owner, v.Zone, v.VRFVXLAN = t.OwnerTag, t.Zone, t.VRFVXLAN
-		for _, n := range t.VNets {
-			v.VNets = append(v.VNets, VNetSpec{ID: n.ID, Tag: n.Tag, Subnet: n.Subnet, Gateway: n.Gateway})
-		}
+		v.Owner, v.Zone, v.VRFVXLAN, v.VNets = t.OwnerTag, t.Zone, t.VRFVXLAN, PlannedVNets(t)
 	}
 	override(&v.Zone, o.Zone)
 	override(&v.VRFVXLAN, o.VRFVXLAN)
@@ -106,6 +103,15 @@ func (o *VRFOptions) spec() (VRFSpec, error) {
 		return v, fmt.Errorf("without index, state=present needs zone, vrf_vxlan and vnets")
 	}
 	return v, v.Validate()
+}
+
+// PlannedVNets are the plan's VNets of tenant t, each with its subnet.
+func PlannedVNets(t plan.Tenant) []VNetSpec {
+	var out []VNetSpec
+	for _, n := range t.VNets {
+		out = append(out, VNetSpec{ID: n.ID, Tag: n.Tag, Subnet: n.Subnet, Gateway: n.Gateway})
+	}
+	return out
 }
 
 func vnetsOf(list []VNetOption) ([]VNetSpec, error) {
