@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# tests/takeover/run.sh --venv DIR --collections DIR
+# tests/takeover/run.sh [--venv DIR] [--collections DIR]
 # docs/migrate-from-terraform.md end to end, with the collection's own playbooks, against the
 # lifecycle lab (extensions/molecule/shared/lab.sh: pvesim, PowerDNS, Unbound on 127.0.0.1):
 #   0. what Terraform left: the bpg/proxmox provider's calls for tdemo replayed into pvesim
-#      (terraform-tdemo.json, replay.py), and tdemo's zones, a "terraform" TSIG key and its records
-#      as Terraform's PowerDNS and RFC 2136 providers make them (API + nsupdate);
+#      (terraform-tdemo.json, replay.py), and tdemo's zones, its TSIG key and its records as
+#      Terraform's PowerDNS and RFC 2136 providers make them (API + nsupdate);
 #   1. onboard with tenant_adopt in check mode writes nothing, then for real;
 #   2. tenant without tenant_adopt is refused (the unmarked VRF), nothing written;
 #   3. tenant with tenant_adopt in check mode writes nothing, then for real: no VM destroyed,
@@ -15,20 +15,18 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tests/takeover
-VENV=$ROOT/.venv COLLECTIONS=$ROOT/.ansible/collections KEEP=0
-while [ $# -gt 0 ]; do
-  case $1 in
-    --venv) VENV=$2; shift 2 ;;
-    --collections) COLLECTIONS=$2; shift 2 ;;
-    --keep) KEEP=1; shift ;;
-    *) echo "usage: $0 [--venv DIR] [--collections DIR] [--keep]" >&2; exit 2 ;;
-  esac
+# Options come in pairs; TAKEOVER_KEEP=1 keeps the work directory (logs, lab) for a look afterwards.
+VENV=$ROOT/.venv COLLECTIONS=$ROOT/.ansible/collections
+while [ $# -ge 2 ]; do
+  case $1 in --venv) VENV=$2 ;; --collections) COLLECTIONS=$2 ;; *) break ;; esac
+  shift 2
 done
+[ $# = 0 ] || { echo "usage: $0 [--venv DIR] [--collections DIR]" >&2; exit 2; }
 W=$(mktemp -d /tmp/dvt-takeover.XXXXXX)
 LAB=$W/lab
 cleanup(){
   "$ROOT/extensions/molecule/shared/lab.sh" down "$LAB" >/dev/null 2>&1 || true
-  if [ "$KEEP" = 1 ]; then echo "kept $W"; else rm -rf "$W"; fi
+  if [ "${TAKEOVER_KEEP:-0}" = 1 ]; then echo "kept $W"; else rm -rf "$W"; fi
 }
 trap cleanup EXIT
 export ANSIBLE_COLLECTIONS_PATH=$COLLECTIONS ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false ANSIBLE_NOCOLOR=1 \
@@ -59,11 +57,13 @@ ZONE=tdemo.mobile.deevnet.net REV=129.20.10.in-addr.arpa
 for z in $ZONE $REV; do
   pdns POST /zones -d "{\"name\": \"$z.\", \"kind\": \"Native\", \"nameservers\": [\"ns1.mobile.deevnet.net.\"]}" >/dev/null || exit 1
 done
-TF_SECRET=$(pdns POST /tsigkeys -d '{"name": "terraform", "algorithm": "hmac-sha256"}' | jq_ 'd["key"]')
+# The module named its key as the plan does (tenant-<name>): onboarding must keep it, not replace it.
+# (A record set written with another key: internal/dnsupdate's TestAdoptRecordsAnotherToolPublished.)
+TF_SECRET=$(pdns POST /tsigkeys -d '{"name": "tenant-tdemo", "algorithm": "hmac-sha256"}' | jq_ 'd["key"]')
 for z in $ZONE $REV; do
-  pdns PUT "/zones/$z./metadata/TSIG-ALLOW-DNSUPDATE" -d '{"metadata": ["terraform"]}' >/dev/null || exit 1
+  pdns PUT "/zones/$z./metadata/TSIG-ALLOW-DNSUPDATE" -d '{"metadata": ["tenant-tdemo"]}' >/dev/null || exit 1
 done
-nsupdate -y "hmac-sha256:terraform:$TF_SECRET" <<EOF || exit 1
+nsupdate -y "hmac-sha256:tenant-tdemo:$TF_SECRET" <<EOF || exit 1
 server 127.0.0.1 $DNS_LAB_PDNS_PORT
 zone $ZONE
 update add tdemo-1.$ZONE. 300 A 10.20.129.10
@@ -97,8 +97,10 @@ if [ $c = 0 ] && [ "$(writes)" = 0 ] && [ "$(dnsupdates)" = "$u0" ]; then pass "
 else fail "onboard --check with tenant_adopt: rc=$c, writes $(writes)"; tail -n 20 "$W/check-onboard.log"; fi
 play onboard onboard -e tenant_name=tdemo -e tenant_index=1 -e tenant_adopt=true
 c=$?
-if [ $c = 0 ] && [ "$(dig_ tdemo-1.$ZONE A)" = 10.20.129.10 ]; then pass "onboard with tenant_adopt: pool, user, token and ACLs; the zones and their records kept"
-else fail "onboard with tenant_adopt: rc=$c"; tail -n 20 "$W/onboard.log"; fi
+att_key=$("$VENV/bin/python" -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]["dns"]["key_secret"])' "$LAB/attachments/tdemo.yml" 2>/dev/null)
+if [ $c = 0 ] && [ "$(dig_ tdemo-1.$ZONE A)" = 10.20.129.10 ] && [ "$(pdns GET /tsigkeys/tenant-tdemo. | jq_ 'd["key"]')" = "$TF_SECRET" ] && [ "$att_key" = "$TF_SECRET" ]; then
+  pass "onboard with tenant_adopt: pool, user, token and ACLs; the zones, their records and the TSIG key kept (the attachment carries it)"
+else fail "onboard with tenant_adopt: rc=$c, key kept: $([ "$att_key" = "$TF_SECRET" ] && echo yes || echo no)"; tail -n 20 "$W/onboard.log"; fi
 
 # --- 2. tenant without tenant_adopt: refused, nothing written ----------------------------------------
 reset; u0=$(dnsupdates)
