@@ -44,6 +44,25 @@ func printDrive(d map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
+// storeDrives rewrites every drive of a config write (set) as create_disks stores it; it runs
+// after the permission checks, as create_disks does.
+func (s *Server) storeDrives(vm *VM, set map[string]string) error {
+	sent := map[string]string{}
+	for k, v := range set {
+		if diskKeyRe.MatchString(k) {
+			sent[k] = v
+		}
+	}
+	for _, k := range sortedKeys(sent) {
+		d, err := s.storeDrive(vm, k, sent[k], sent)
+		if err != nil {
+			return err
+		}
+		set[k] = d
+	}
+	return nil
+}
+
 // storeDrive is what create_disks stores for disk key k of VM vm given value v. "none" and
 // "cdrom" lose their size; "[STORAGE:]cloudinit" allocates vm-<vmid>-cloudinit as a CD-ROM (one
 // cloud-init drive per VM); "STORAGE:SIZE" is left to allocDisks (at create); any other volume
