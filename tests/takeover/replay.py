@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Replays a recorded tool's API calls (tests/takeover/*.json) against pvesim, in order.
 
-    replay.py FIXTURE URL CA TOKEN_FILE
+    python3 replay.py FIXTURE URL CA TOKEN_FILE
 
 The Go tests replay the same file with internal/pvesim/pvesimtest.Replay; this is the same loop for
 the playbook test (tests/takeover/run.sh), which has no Go test binary at hand. Each call is sent
@@ -35,15 +34,16 @@ def main(fixture, url, ca, token_file):
             if isinstance(out, str) and out.startswith('UPID:'):
                 node = out.split(':')[1]
                 status = '/nodes/%s/tasks/%s/status' % (node, urllib.parse.quote(out, safe=''))
-                for _ in range(600):
+                deadline = time.monotonic() + 30
+                while True:
                     st = call('GET', status)
                     if st.get('status') == 'stopped':
                         if st.get('exitstatus') != 'OK':
                             raise RuntimeError('task %s: %s' % (out, st.get('exitstatus')))
                         break
+                    if time.monotonic() > deadline:
+                        raise RuntimeError('task %s did not stop' % out)
                     time.sleep(0.05)
-                else:
-                    raise RuntimeError('task %s did not stop' % out)
         except (urllib.error.HTTPError, RuntimeError) as e:
             body = e.read().decode() if isinstance(e, urllib.error.HTTPError) else ''
             sys.exit('%s: calls[%d] (%s) %s %s: %s %s' % (fixture, i, c['what'], c['method'], c['path'], e, body))
