@@ -110,6 +110,11 @@ func (cfg Config) checked() (Config, error) {
 	if len(cfg.Nodes) == 0 {
 		return cfg, errors.New("pvesim: config has no nodes")
 	}
+	for _, n := range cfg.Nodes {
+		if err := n.checkNetwork(); err != nil {
+			return cfg, fmt.Errorf("pvesim: %w", err)
+		}
+	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
