@@ -31,24 +31,27 @@ type Options struct {
 	Parallel    int           // VMs at once; 0: DefaultParallel
 	TaskTimeout time.Duration // per PVE task; 0: 10 minutes
 	CheckMode   bool          // read and compare only
+	Nodes       Nodes         // offline nodes and maintenance (nodes.go)
 }
 
 // Result is the outcome for one VM.
 type Result struct {
-	Name     string         `json:"name"`
-	VMID     int            `json:"vmid"`
-	Node     string         `json:"node"`
-	State    State          `json:"state"`
-	Changed  bool           `json:"changed"`
-	Actions  []string       `json:"actions"`         // clone, config, resize, start, stop, destroy, in order
-	Changes  []Change       `json:"changes"`         // config keys, before and after
-	Status   string         `json:"status"`          // running, stopped, absent (after the run; predicted in check mode)
-	MAC      string         `json:"mac,omitempty"`   // net0's MAC, when known
-	Pending  []string       `json:"pending"`         // keys PVE keeps pending until the next start
-	Warnings []string       `json:"warnings"`        // also reported through the module
-	Error    string         `json:"error,omitempty"` // this VM failed
-	Before   map[string]any `json:"-"`               // for the diff
-	After    map[string]any `json:"-"`
+	Name     string   `json:"name"`
+	VMID     int      `json:"vmid"`
+	Node     string   `json:"node"`
+	State    State    `json:"state"`
+	Changed  bool     `json:"changed"`
+	Actions  []string `json:"actions"`         // clone, config, resize, start, stop, destroy, in order
+	Changes  []Change `json:"changes"`         // config keys, before and after
+	Status   string   `json:"status"`          // running, stopped, absent (after the run; predicted in check mode)
+	MAC      string   `json:"mac,omitempty"`   // net0's MAC, when known
+	Pending  []string `json:"pending"`         // keys PVE keeps pending until the next start
+	Warnings []string `json:"warnings"`        // also reported through the module
+	Error    string   `json:"error,omitempty"` // this VM failed
+	// PendingNode is the offline node in maintenance the VM was left on, this run.
+	PendingNode string         `json:"pending_node,omitempty"`
+	Before      map[string]any `json:"-"` // for the diff
+	After       map[string]any `json:"-"`
 }
 
 // vmPlan is what the read phase decided for one VM.
@@ -61,6 +64,7 @@ type vmPlan struct {
 	clone    bool
 	template int
 	tmplNode string // the node holding the template: clones are requested there
+	away     bool   // on an offline node in maintenance: left as it is
 	delta    Delta
 	joinPool bool // adopt: the VM joins the tenant's pool
 	res      *Result
@@ -78,7 +82,7 @@ type vmPlan struct {
 func Converge(ctx context.Context, api API, want []Desired, opts Options) ([]*Result, error) {
 	opts = opts.withDefaults()
 	plans, acted, err := reconcile.Run(ctx, opts.CheckMode, func(ctx context.Context) ([]*vmPlan, bool, error) {
-		plans, err := planAll(ctx, api, want, opts.Parallel)
+		plans, err := planAll(ctx, api, want, opts)
 		return plans, slices.ContainsFunc(plans, (*vmPlan).acts), err
 	}, func(ctx context.Context, plans []*vmPlan) error {
 		return applyAll(ctx, api, plans, opts)
@@ -112,7 +116,7 @@ func (o Options) withDefaults() Options {
 
 // planAll validates the declarations, reads the inventory once and plans every VM (par at
 // once), then prechecks what the writes rely on. It writes nothing; any error refuses the run.
-func planAll(ctx context.Context, api API, want []Desired, par int) ([]*vmPlan, error) {
+func planAll(ctx context.Context, api API, want []Desired, opts Options) ([]*vmPlan, error) {
 	seen := map[int]string{}
 	for _, d := range want {
 		if err := d.Validate(); err != nil {
@@ -129,8 +133,8 @@ func planAll(ctx context.Context, api API, want []Desired, par int) ([]*vmPlan, 
 	}
 	plans := make([]*vmPlan, len(want))
 	errs := make([]error, len(want))
-	forEach(len(want), par, func(i int) {
-		plans[i], errs[i] = planVM(ctx, api, inv, want[i])
+	forEach(len(want), opts.Parallel, func(i int) {
+		plans[i], errs[i] = planVM(ctx, api, inv, want[i], opts.Nodes)
 	})
 	if err := joinErrors(errs); err != nil {
 		return nil, err
@@ -183,7 +187,7 @@ func joinErrors(errs []error) error {
 }
 
 // planVM reads one VM and decides what to do; it writes nothing.
-func planVM(ctx context.Context, api API, inv *Inventory, d Desired) (*vmPlan, error) {
+func planVM(ctx context.Context, api API, inv *Inventory, d Desired, nodes Nodes) (*vmPlan, error) {
 	p := &vmPlan{d: d, node: d.Node, res: &Result{Name: d.Name, VMID: d.VMID, Node: d.Node, State: d.State,
 		Actions: []string{}, Changes: []Change{}, Pending: []string{}, Warnings: []string{}}}
 	if o, ok := inv.VMs[d.VMID]; ok {
@@ -201,6 +205,13 @@ func planVM(ctx context.Context, api API, inv *Inventory, d Desired) (*vmPlan, e
 		}
 		if o.Lock != "" {
 			return nil, fmt.Errorf("VM %s (vmid %d) is locked (%s): a PVE task is working on it; run again when it has finished", d.Name, d.VMID, o.Lock)
+		}
+		if leave, err := nodes.leave(d, o.Node); err != nil || leave {
+			if leave {
+				p.res.Status = o.Status
+				p.leaveVM(o.Node)
+			}
+			return p, err
 		}
 		cur, pending, err := ReadConfig(ctx, api, o.Node, d.VMID)
 		if err != nil {
@@ -243,6 +254,9 @@ func planVM(ctx context.Context, api API, inv *Inventory, d Desired) (*vmPlan, e
 		}
 		p.template = id
 		p.tmplNode = inv.VMs[id].Node
+		if err := nodes.cloneOn(d, id, p.tmplNode); err != nil {
+			return nil, err
+		}
 	} else {
 		if err := keepVNet(d, p.cur); err != nil {
 			return nil, err
@@ -435,6 +449,9 @@ func (p *vmPlan) acts() bool {
 // predict reports them and acts decides from them, so the two cannot disagree.
 func (p *vmPlan) actions() (acts []string, running bool) {
 	acts = []string{}
+	if p.away {
+		return acts, false
+	}
 	running = p.obs != nil && p.obs.Status == "running"
 	if p.destroy {
 		if running {
@@ -481,6 +498,8 @@ func predict(p *vmPlan) {
 	r.Actions = append(r.Actions, acts...)
 	r.Changed = len(r.Actions) > 0
 	switch {
+	case p.away:
+		return
 	case p.d.State == StateAbsent:
 		r.After = map[string]any{}
 		r.Status = "absent"
