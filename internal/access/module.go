@@ -20,6 +20,7 @@ type Options struct {
 	Bridges         []string `opt:"bridges"`
 	Privsep         bool     `opt:"privsep"`
 	RegenerateToken bool     `opt:"regenerate_token"`
+	Adopt           bool     `opt:"adopt"`
 }
 
 // Module is pve_tenant_access: plugins/modules/pve_tenant_access.py documents it.
@@ -36,6 +37,7 @@ func spec() module.Spec {
 			"bridges":          {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
 			"privsep":          {Type: module.TypeBool, Default: true},
 			"regenerate_token": {Type: module.TypeBool, Default: false},
+			"adopt":            {Type: module.TypeBool, Default: false},
 		})),
 		SupportsCheckMode: true,
 	}
@@ -53,7 +55,10 @@ func handle(m *module.Module, opts *Options) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
-	tg := Targets{Template: opts.Template, Storages: opts.Storages, Bridges: opts.Bridges}
+	if opts.Adopt && opts.State == "absent" {
+		return module.Result{}, fmt.Errorf("adopt: grants a tenant what another tool built, so it needs state=present, not absent")
+	}
+	tg := Targets{Template: opts.Template, Storages: opts.Storages, Bridges: opts.Bridges, Adopt: opts.Adopt}
 	if err := tg.CheckFormats(); err != nil {
 		return module.Result{}, err
 	}

@@ -25,6 +25,9 @@ type Targets struct {
 	Template int
 	Storages []string
 	Bridges  []string
+	// Adopt grants the tenant a VRF another tool built, unmarked, when tenant_vrf's adopt would
+	// take it over (sdn.CheckAdoptable): it matches the plan by identity.
+	Adopt bool
 }
 
 // CheckFormats refuses ids that cannot name a PVE storage or bridge, before any request.
@@ -64,7 +67,12 @@ func (a Access) CheckPresent(ctx context.Context, t plan.Tenant, index int, tg T
 	if err != nil {
 		return err
 	}
-	if err := sdn.CheckZoneOwner(zones, vnets, t.Zone, t.Name, t.OwnerTag); err != nil {
+	if tg.Adopt {
+		spec := sdn.VRFSpec{Tenant: t.Name, Owner: t.OwnerTag, Zone: t.Zone, VRFVXLAN: t.VRFVXLAN, VNets: sdn.PlannedVNets(t)}
+		if err := sdn.CheckAdoptable(ctx, api, spec, zones, vnets); err != nil {
+			return fmt.Errorf("adopt: %w", err)
+		}
+	} else if err := sdn.CheckZoneOwner(zones, vnets, t.Zone, t.Name, t.OwnerTag); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
 	inv, err := vm.ReadInventory(ctx, a.C)

@@ -53,6 +53,7 @@ type Options struct {
 	Read        string    `opt:"read"`
 	Owner       string    `opt:"owner"`
 	OwnerPrefix string    `opt:"owner_prefix"`
+	Adopt       bool      `opt:"adopt"`
 	Records     *[]Record `opt:"records"`
 	Reverse     *Reverse  `opt:"reverse"`
 }
@@ -115,6 +116,7 @@ func spec() module.Spec {
 		"read":         {Type: module.TypeStr, Default: "auto", Choices: []any{"auto", "query", "axfr"}},
 		"owner":        {Type: module.TypeStr},
 		"owner_prefix": {Type: module.TypeStr, Default: "_dvt-"},
+		"adopt":        {Type: module.TypeBool, Default: false},
 		"records":      {Type: module.TypeList, Elements: module.TypeDict, Options: recordOptions(false)},
 		"reverse":      {Type: module.TypeDict, Options: reverse, RequiredTogether: [][]string{{"key_name", "key_secret"}}},
 	}
@@ -125,6 +127,8 @@ func spec() module.Spec {
 		SupportsCheckMode: true,
 		MutuallyExclusive: [][]string{{"record", "records"}},
 		RequiredOneOf:     [][]string{{"record", "records"}},
+		// Adopting means writing this owner's registry records: without an owner there is none.
+		RequiredIf: []module.RequiredIf{{Key: "adopt", Value: true, Requires: []string{"owner"}}},
 	}
 }
 
@@ -162,7 +166,7 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 		Forward:   fwd,
 		Zone:      zone,
 		Read:      ReadMode(o.Read),
-		Ownership: Ownership{Owner: o.Owner, Prefix: o.OwnerPrefix},
+		Ownership: Ownership{Owner: o.Owner, Prefix: o.OwnerPrefix, Adopt: o.Adopt},
 		PTR:       map[string]bool{},
 		CheckMode: m.CheckMode,
 	}

@@ -42,6 +42,7 @@ func TestBadInput(t *testing.T) {
 		{"record and records", moduletest.With(ok, "records", []any{}), "record"},
 		{"axfr without zone", moduletest.With(ok, "zone", nil, "record", "x.tdemo.mobile.deevnet.net.", "read", "axfr"), "zone"},
 		{"owner with a comma", moduletest.With(ok, "owner", "a,b"), "owner"},
+		{"adopt without owner", moduletest.With(ok, "adopt", true), "owner"},
 		{"record not qualified without zone", moduletest.With(ok, "zone", nil, "record", "tdemo1"), "record"},
 		{"state unknown", moduletest.With(ok, "state", "gone"), "state"},
 		{"protocol unknown", moduletest.With(ok, "protocol", "sctp"), "protocol"},

@@ -40,6 +40,10 @@ type Desired struct {
 type Ownership struct {
 	Owner  string // "" disables ownership
 	Prefix string // label prefix, "_dvt-" by default
+	// Adopt takes over the existing sets that have no registry record (another tool's, such as
+	// Terraform's DNS provider): each desired one gets this owner's record, even when its
+	// values already match. A set registered to another owner stays refused.
+	Adopt bool
 }
 
 const heritage = "heritage=deevnet.tenant"
@@ -150,7 +154,8 @@ func (pl *Planner) Plan(ctx context.Context, zone string, desired []Desired) (*Z
 	for _, d := range desired {
 		cur := p.After[d.Set.Key()]
 		next := apply(cur, d)
-		if !equalSets(cur, next) && own.Owner != "" && !d.NoOwnership {
+		takeOver := own.Adopt && len(cur.RRs) > 0 && len(next.RRs) > 0
+		if (!equalSets(cur, next) || takeOver) && own.Owner != "" && !d.NoOwnership {
 			regKey := setKey(own.RegistryName(d.Set.Name, d.Set.Type), dns.TypeTXT)
 			reg := p.After[regKey]
 			owner, registered := ownerOf(reg)
@@ -158,7 +163,7 @@ func (pl *Planner) Plan(ctx context.Context, zone string, desired []Desired) (*Z
 			case registered && owner != own.Owner:
 				return nil, fmt.Errorf("record %s is owned by %q, not by %q (registry TXT %s): refusing to change it",
 					d.Set.Key(), owner, own.Owner, strings.TrimSuffix(reg.Name, "."))
-			case !registered && len(cur.RRs) > 0:
+			case !registered && len(cur.RRs) > 0 && !own.Adopt:
 				return nil, fmt.Errorf("record %s exists and has no ownership record for %q (written by someone else): refusing to change it",
 					d.Set.Key(), own.Owner)
 			}

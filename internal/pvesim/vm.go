@@ -140,6 +140,9 @@ func (s *Server) vmCreate(r *reqCtx) (any, error) {
 	if err := s.createPerms(r.who, vmid, pool, set, r.params.Str("storage")); err != nil {
 		return nil, err
 	}
+	if err := s.storeDrives(tmp, set); err != nil {
+		return nil, err
+	}
 	if err := s.allocDisks(r, vmid, set); err != nil {
 		return nil, err
 	}

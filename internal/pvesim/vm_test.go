@@ -317,7 +317,7 @@ func TestGuestAgentInterfaces(t *testing.T) {
 }
 
 // A create allocates each "STORAGE:SIZE" disk as vm-<vmid>-disk-<n>, n counting in key order, on
-// a storage that exists and holds images.
+// a storage that exists and holds images, and stores it as print_drive writes it (options sorted).
 func TestVMCreateAllocatesDisks(t *testing.T) {
 	c := rootClient(t, startSim(t))
 	create := "/nodes/" + node + "/qemu"
@@ -326,7 +326,7 @@ func TestVMCreateAllocatesDisks(t *testing.T) {
 	}
 	var cfg map[string]any
 	c.ok("GET", create+"/301/config", nil, &cfg)
-	if cfg["scsi0"] != "local-lvm:vm-301-disk-0,size=4G" || cfg["virtio1"] != "local-lvm:vm-301-disk-1,size=2G,iothread=1" {
+	if cfg["scsi0"] != "local-lvm:vm-301-disk-0,size=4G" || cfg["virtio1"] != "local-lvm:vm-301-disk-1,iothread=1,size=2G" {
 		t.Errorf("disks: scsi0 %v, virtio1 %v", cfg["scsi0"], cfg["virtio1"])
 	}
 	if r := c.do("POST", create, vals("vmid", "302", "scsi0", "nope:4")); r.Status != 500 || r.Message != "storage 'nope' does not exist\n" {

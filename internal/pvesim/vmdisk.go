@@ -38,7 +38,13 @@ func (s *Server) allocDisks(r *reqCtx, vmid int, set map[string]string) error {
 				return err
 			}
 		}
-		set[k] = fmt.Sprintf("%s:vm-%d-disk-%d,size=%sG", m[1], vmid, n, m[2]) + m[3]
+		d, err := s.parseDrive(k, set[k])
+		if err != nil {
+			return err
+		}
+		gib, _ := strconv.ParseFloat(m[2], 64)
+		d["file"], d["size"] = fmt.Sprintf("%s:vm-%d-disk-%d", m[1], vmid, n), fmtSize(gib*(1<<30))
+		set[k] = printDrive(d)
 		n++
 	}
 	return nil

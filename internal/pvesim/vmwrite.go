@@ -42,6 +42,12 @@ func (s *Server) vmConfigWrite(r *reqCtx, vm *VM, async bool) (any, error) {
 	}
 	// The worker's checks: a refusal fails the task of a POST, the call of a PUT.
 	refused := s.workerPerms(r.who, vm, set, dels)
+	if refused == nil {
+		// create_disks runs after the permission checks, on what they allowed.
+		if err := s.storeDrives(vm, set); err != nil {
+			return nil, err
+		}
+	}
 	revert := schema.SplitList(r.params.Str("revert"))
 	apply := func() error {
 		if refused != nil {
@@ -109,12 +115,11 @@ func (s *Server) configChanges(r *reqCtx, vm *VM) (map[string]string, []string, 
 			dels = append(dels, k)
 		}
 	}
-	for k, v := range r.params {
+	for k := range r.params {
 		if slices.Contains(nonConfig, k) {
 			continue
 		}
 		sv := r.params.Str(k)
-		_ = v
 		switch {
 		case netKeyRe.MatchString(k):
 			p := mi.Parameters.Lookup(k)

@@ -23,6 +23,7 @@ type VRFOptions struct {
 	Nodes      *[]string     `opt:"nodes"`
 	Owner      *string       `opt:"owner"`
 	VNets      *[]VNetOption `opt:"vnets"`
+	Adopt      bool          `opt:"adopt"`
 }
 
 // VNetOption is one entry of vnets.
@@ -48,6 +49,7 @@ func vrfSpec() module.Spec {
 			"mtu":        {Type: module.TypeInt},
 			"nodes":      {Type: module.TypeList, Elements: module.TypeStr},
 			"owner":      {Type: module.TypeStr},
+			"adopt":      {Type: module.TypeBool, Default: false},
 			"vnets": {Type: module.TypeList, Elements: module.TypeDict, Options: map[string]*module.Option{
 				"id":      {Type: module.TypeStr, Required: true},
 				"tag":     {Type: module.TypeInt, Required: true},
@@ -66,7 +68,7 @@ func (o *VRFOptions) spec() (VRFSpec, error) {
 	if err != nil {
 		return VRFSpec{}, err
 	}
-	v := VRFSpec{Tenant: o.Name, Owner: "tenant-" + o.Name, Controller: site.Controller, MTU: site.MTU, Nodes: site.Nodes}
+	v := VRFSpec{Tenant: o.Name, Owner: "tenant-" + o.Name, Controller: site.Controller, MTU: site.MTU, Nodes: site.Nodes, Adopt: o.Adopt}
 	if o.Index != nil {
 		t, err := site.Tenant(o.Name, *o.Index, 0, o.VNetCount)
 		if err != nil {
@@ -77,10 +79,7 @@ func (o *VRFOptions) spec() (VRFSpec, error) {
 			}
 			return v, err
 		}
-		v.Owner, v.Zone, v.VRFVXLAN = t.OwnerTag, t.Zone, t.VRFVXLAN
-		for _, n := range t.VNets {
-			v.VNets = append(v.VNets, VNetSpec{ID: n.ID, Tag: n.Tag, Subnet: n.Subnet, Gateway: n.Gateway})
-		}
+		v.Owner, v.Zone, v.VRFVXLAN, v.VNets = t.OwnerTag, t.Zone, t.VRFVXLAN, PlannedVNets(t)
 	}
 	override(&v.Zone, o.Zone)
 	override(&v.VRFVXLAN, o.VRFVXLAN)
@@ -93,6 +92,9 @@ func (o *VRFOptions) spec() (VRFSpec, error) {
 			return v, err
 		}
 	}
+	if o.Adopt && o.State != "present" {
+		return v, fmt.Errorf("adopt: takes over a zone, so it needs state=present, not %s", o.State)
+	}
 	if o.State != "present" {
 		// Removal needs only the zone and the owner mark.
 		return v, CheckID(KindZone, "zone", v.Zone)
@@ -101,6 +103,15 @@ func (o *VRFOptions) spec() (VRFSpec, error) {
 		return v, fmt.Errorf("without index, state=present needs zone, vrf_vxlan and vnets")
 	}
 	return v, v.Validate()
+}
+
+// PlannedVNets are the plan's VNets of tenant t, each with its subnet.
+func PlannedVNets(t plan.Tenant) []VNetSpec {
+	var out []VNetSpec
+	for _, n := range t.VNets {
+		out = append(out, VNetSpec{ID: n.ID, Tag: n.Tag, Subnet: n.Subnet, Gateway: n.Gateway})
+	}
+	return out
 }
 
 func vnetsOf(list []VNetOption) ([]VNetSpec, error) {

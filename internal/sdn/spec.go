@@ -178,6 +178,7 @@ type VRFSpec struct {
 	MTU        int
 	Nodes      []string
 	VNets      []VNetSpec
+	Adopt      bool // take over an unmarked zone that matches by identity (adopt.go)
 }
 
 // Validate checks the spec before anything is read or written.

@@ -45,8 +45,10 @@ func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, er
 	ix := NewIndex(zones, vnets)
 	zone, zoneExists := ix[ObjectKey(KindZone, "", spec.Zone)]
 	zoneExists = zoneExists && zone.Exists()
-	if err := CheckZoneOwner(zones, vnets, spec.Zone, spec.Tenant, spec.Owner); err != nil {
-		return w, err
+	if !spec.Adopt {
+		if err := CheckZoneOwner(zones, vnets, spec.Zone, spec.Tenant, spec.Owner); err != nil {
+			return w, err
+		}
 	}
 	ours, deleted, err := zoneVNets(spec, vnets)
 	if err != nil {
@@ -77,6 +79,11 @@ func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, er
 		subnets = append(subnets, s...)
 	}
 	w.Views[KindSubnet] = subnets
+	if spec.Adopt {
+		if err := checkAdopt(spec, zones, vnets, subnets); err != nil {
+			return w, err
+		}
+	}
 	ix = NewIndex(zones, vnets, subnets)
 	w.Index = ix
 	if present {

@@ -41,6 +41,9 @@ func apply(ctx context.Context, api API, p *vmPlan, timeout time.Duration) error
 		}
 	}
 	r.Changes = append(r.Changes, delta.Changes...)
+	if err := a.joinPool(); err != nil {
+		return err
+	}
 	if err := a.config(delta); err != nil {
 		return err
 	}

@@ -67,6 +67,7 @@ type vmPlan struct {
 	tmplNode string // the node holding the template: clones are requested there
 	away     bool   // on an offline node in maintenance: left as it is
 	delta    Delta
+	joinPool bool // adopt: the VM joins the tenant's pool
 	res      *Result
 }
 
@@ -201,7 +202,13 @@ func planVM(ctx context.Context, api API, inv *Inventory, d Desired, nodes Nodes
 		p.obs = &o
 		p.node = o.Node
 		p.res.Node = o.Node
-		if err := checkOwner(d, o); err != nil {
+		if d.Adopt {
+			join, err := checkAdopt(d, o)
+			if err != nil {
+				return nil, err
+			}
+			p.joinPool = join
+		} else if err := checkOwner(d, o); err != nil {
 			return nil, err
 		}
 		if o.Lock != "" {
@@ -263,6 +270,14 @@ func planVM(ctx context.Context, api API, inv *Inventory, d Desired, nodes Nodes
 			return nil, err
 		}
 		p.delta = Compare(d, p.cur)
+		if d.Adopt {
+			if err := checkAdoptDelta(d, p.delta); err != nil {
+				return nil, err
+			}
+			if p.joinPool {
+				p.delta.Changes = append([]Change{poolChange(d)}, p.delta.Changes...)
+			}
+		}
 		p.res.Warnings = append(p.res.Warnings, p.delta.Warnings...)
 		if !HasCloudInitDrive(p.cur) {
 			p.res.Warnings = append(p.res.Warnings, fmt.Sprintf("VM %s has no cloud-init drive: ipconfig0, nameserver and sshkeys will not reach the guest", d.Name))
@@ -469,6 +484,9 @@ func (p *vmPlan) actions() (acts []string, running bool) {
 			acts = append(acts, "resize")
 		}
 	} else {
+		if p.joinPool {
+			acts = append(acts, "pool")
+		}
 		if len(p.delta.Params) > 0 {
 			acts = append(acts, "config")
 		}

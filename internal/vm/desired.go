@@ -48,6 +48,7 @@ type Desired struct {
 	CIPassword   string   // set when the VM has none; never compared, never shown
 	Tags         []string // normalised, owner tag included
 	Description  string
+	Adopt        bool // take over an existing VM that matches by vmid, name and pool (adopt.go)
 }
 
 // OwnerTag is the tag that marks a VM as belonging to tenant.

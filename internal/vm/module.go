@@ -38,6 +38,7 @@ type ModuleOptions struct {
 	Description string         `opt:"description"`
 	Parallel    int            `opt:"parallel"`
 	Timeout     int            `opt:"timeout"`
+	Adopt       bool           `opt:"adopt"`
 }
 
 // Settings are the options a VM entry may set for itself; nil is "not given".
@@ -112,6 +113,7 @@ func spec() module.Spec {
 			"description": {Type: module.TypeStr},
 			"parallel":    {Type: module.TypeInt, Default: DefaultParallel},
 			"timeout":     {Type: module.TypeInt, Default: 600},
+			"adopt":       {Type: module.TypeBool, Default: false},
 		}),
 		MutuallyExclusive: [][]string{{"vms", "count"}},
 		RequiredOneOf:     [][]string{{"vms", "count"}},
@@ -174,13 +176,16 @@ func Declarations(m *ModuleOptions) ([]Desired, error) {
 			IPConfig0:  Props{"ip": pv.CIDR, "gw": pv.Gateway.String()},
 			Nameserver: []string{site.Resolver.String()}, SearchDomain: t.DNSZone,
 			CIUser: m.CIUser, SSHKeys: sshkeys, CIPassword: m.CIPassword,
-			Tags: tags, Description: m.Description,
+			Tags: tags, Description: m.Description, Adopt: m.Adopt,
 		}
 		if d.Description == "" {
 			d.Description = fmt.Sprintf("%s: VM %d of tenant %s, managed by deevnet.tenant.tenant_vm", pv.FQDN, dc.index, t.Name)
 		}
 		if err := d.settle(dc.opts.over(m.Settings)); err != nil {
 			return nil, err
+		}
+		if d.Adopt && (d.State == StateRebuilt || d.State == StateAbsent) {
+			return nil, fmt.Errorf("state: %s cannot be combined with adopt (a takeover never destroys or recreates a VM)", d.State)
 		}
 		if err := d.Validate(); err != nil {
 			return nil, err
@@ -404,7 +409,7 @@ func summary(n int, counts map[string]int, check bool) string {
 		return fmt.Sprintf("%d VM(s) already as declared", n)
 	}
 	var parts []string
-	for _, a := range []string{"destroy", "clone", "config", "resize", "start", "stop"} {
+	for _, a := range []string{"destroy", "clone", "pool", "config", "resize", "start", "stop"} {
 		if counts[a] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", a, counts[a]))
 		}

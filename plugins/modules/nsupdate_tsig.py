@@ -174,6 +174,16 @@ options:
     description: First label prefix of the registry TXT records.
     type: str
     default: _dvt-
+  adopt:
+    description:
+      - Take over record sets another tool published over RFC 2136 (for example Terraform's DNS provider, with
+        this key or another one, see docs/migrate-from-terraform.md) that have no registry record.
+      - Each such set named in the task gets O(owner)'s registry record, even when its values already match,
+        and is then managed as a set of its own. A set registered to another owner is refused as without I(adopt).
+      - Requires O(owner). Key rotation is a separate action (onboarding's C(tenant_rotate_token) for the PVE token,
+        a new TSIG key on the DNS server); adopt never changes a key.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full

@@ -84,6 +84,17 @@ options:
       - Delete and recreate the token, so a new secret is issued (rotation). Always a change.
     type: bool
     default: false
+  adopt:
+    description:
+      - Grant the tenant a VRF another tool built (for example the Terraform module, see
+        docs/migrate-from-terraform.md) whose VNets carry no ownership mark, which is otherwise refused.
+      - It is granted only when C(deevnet.tenant.tenant_vrf)'s O(deevnet.tenant.tenant_vrf#module:adopt) would take
+        the VRF over (the same identity rules; the error lists every field that differs). A VRF marked by another
+        tenant stays refused.
+      - It never rotates a token; an existing token keeps its secret (O(regenerate_token) is the explicit rotation).
+      - Needs O(state=present).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
 attributes:

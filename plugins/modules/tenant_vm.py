@@ -202,6 +202,20 @@ options:
     description: Seconds to wait for each PVE task (clone, resize, start, stop, destroy).
     type: int
     default: 600
+  adopt:
+    description:
+      - Take over a VM another tool built (for example the Terraform module, see docs/migrate-from-terraform.md)
+        that carries no owner tag and sits in no pool.
+      - The VM is taken only when it is the plan's VM by identity; its vmid, name and pool (none, or the tenant's)
+        must match, and the error lists every field that differs. A template, another tenant's owner tag or pool
+        is refused as without I(adopt).
+      - It writes only what the plan needs, the pool membership (C(PUT /pools)) and the managed keys that differ
+        (owner tag, description, ...). It never destroys, clones, resizes or restarts the VM, so its vmid, MAC and
+        disk stay; a plan that would grow the disk is refused. O(state=rebuilt) and O(state=absent) are refused.
+      - Run it with a credential that can see the VM (the substrate's), since the tenant's token cannot before the
+        VM is in its pool. Once taken over, a run without I(adopt) manages the VM as usual.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
 attributes:

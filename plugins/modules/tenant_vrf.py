@@ -68,6 +68,18 @@ options:
   owner:
     description: The ownership mark written to each VNet's C(alias); default the plan's owner tag C(tenant-<name>).
     type: str
+  adopt:
+    description:
+      - Take over a zone another tool built (for example the Terraform module, see docs/migrate-from-terraform.md)
+        whose VNets carry no ownership mark, which is otherwise refused as someone else's.
+      - The zone is taken only when it is the plan's by identity. It must be an EVPN zone with the plan's
+        C(vrf-vxlan), each VNet in it one of the plan's with its VNI, and each subnet the plan's; the error lists every
+        field that differs. A VNet marked by another owner is refused as without I(adopt).
+      - It writes only what the plan needs, the mark on each VNet's C(alias) and any owned key that differs. It never
+        deletes or renumbers a zone, VNet or subnet. Check mode shows exactly these writes.
+      - Needs O(state=present). Once taken over, a run without I(adopt) manages the zone as usual.
+    type: bool
+    default: false
   vnets:
     description: Explicit VNets instead of the derived ones; each gets one subnet.
     type: list
