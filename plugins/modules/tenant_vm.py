@@ -228,7 +228,7 @@ attributes:
 notes:
   - The tenant's pool and VNet are made by onboarding and M(deevnet.tenant.tenant_vrf); this module
     only uses them. A per-tenant API token (the role DeevnetTenantVM and PVEPoolUser on the pool, PVETemplateUser on the
-    template, PVEDatastoreUser on the storage, PVESDNUser on the zone; ADR-0013) is enough. The template needs no NIC:
+    template, PVEDatastoreUser on the storage, PVESDNUser on the zone; ADR-0013) is enough. The template needs no NIC;
     the module puts net0 on the tenant's VNet.
   - Cloud-init settings reach the guest only through a cloud-init drive; the module warns when the
     VM has none.
