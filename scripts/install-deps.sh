@@ -12,6 +12,8 @@ PACKAGES=(
   iproute2 nftables iputils-ping
   # the QEMU guest for kernel features the host lacks (VRF, 802.1Q, VLAN-aware bridges)
   qemu-system-x86 busybox-static
+  # trixie's guest kernel ships xz-compressed modules (test/guest/run.sh unpacks them for busybox insmod)
+  xz-utils
   # the substrate lab: ssh to the guest and its nodes (test/lab/lab.sh)
   openssh-client
   # FRR for EVPN checks; curl for the PowerDNS API and pvesim from scripts
