@@ -16,8 +16,9 @@ PACKAGES=(
   xz-utils
   # the substrate lab: ssh to the guest and its nodes (test/lab/lab.sh)
   openssh-client
-  # FRR for EVPN checks; curl for the PowerDNS API and pvesim from scripts
-  frr curl ca-certificates make git
+  # curl for the PowerDNS API and pvesim from scripts. No FRR here: every FRR check runs Debian 13's
+  # FRR 10 from the Debian tree (scripts/debian-tree.sh), as the lab's nodes do
+  curl ca-certificates make git
   # a Debian tree with ifupdown2, FRR and friends for checks and the substrate lab (scripts/debian-tree.sh)
   mmdebstrap
   # the site report's render test: headless Chromium for mermaid-cli (tests/report/render.sh)

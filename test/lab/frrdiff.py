@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """frrdiff.py RENDERED RUNNING: is FRR running the rendered frr.conf? (lab.sh check_frrconf)
 
 RENDERED is the frr.conf pvesim rendered, as read from the node's /etc/frr/frr.conf; RUNNING is the
