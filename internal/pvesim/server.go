@@ -8,20 +8,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/deevnet/tenant/internal/pvesim/schema"
 	"io"
 	"log"
 	"math/rand/v2"
-	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/deevnet/tenant/internal/pvesim/schema"
 )
 
 // Stats counts API requests by "METHOD /route/template" (unknown routes as
@@ -567,185 +566,6 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 		return principal{}, fail
 	}
 	return principal{User: user, TokenID: tid, Privsep: t.Privsep}, nil
-}
-
-// parseParams merges the query string and a form or JSON body, PVE style.
-func parseParams(r *http.Request) (Params, error) {
-	out := Params{}
-	if r.Body != nil && (r.Method == "POST" || r.Method == "PUT") {
-		b, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-		if err != nil {
-			return nil, fmt.Errorf("read body: %w", err)
-		}
-		ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if len(b) > 0 {
-			if ct == "application/json" {
-				if err := parseJSONBody(b, out); err != nil {
-					return nil, &apiError{Status: 400, Message: fmt.Sprintf("malformed JSON body: %v\n", err)}
-				}
-			} else {
-				if err := parseForm(string(b), out); err != nil {
-					return nil, &apiError{Status: 400, Message: fmt.Sprintf("malformed form body: %v\n", err)}
-				}
-			}
-		}
-	}
-	q := Params{}
-	if err := parseForm(r.URL.RawQuery, q); err != nil {
-		return nil, &apiError{Status: 400, Message: fmt.Sprintf("malformed query: %v\n", err)}
-	}
-	for k, v := range q { // query overrides the body
-		out[k] = v
-	}
-	return out, nil
-}
-
-// parseForm decodes x-www-form-urlencoded: '+' is a space, a repeated key is
-// an array, and an empty value counts as absent.
-func parseForm(raw string, out Params) error {
-	vals, err := url.ParseQuery(raw)
-	if err != nil {
-		return err
-	}
-	for k, vs := range vals {
-		var keep []string
-		for _, v := range vs {
-			if v != "" {
-				keep = append(keep, v)
-			}
-		}
-		switch len(keep) {
-		case 0:
-		case 1:
-			out[k] = keep[0]
-		default:
-			out[k] = keep
-		}
-	}
-	return nil
-}
-
-// parseJSONBody accepts an object whose values are scalars or arrays.
-// Booleans become 1/0 as PVE's JSON path accepts true/false.
-func parseJSONBody(b []byte, out Params) error {
-	var m map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		return err
-	}
-	for k, v := range m {
-		switch x := v.(type) {
-		case nil:
-		case []any:
-			var arr []string
-			for _, it := range x {
-				arr = append(arr, jsonScalar(it))
-			}
-			out[k] = arr
-		default:
-			out[k] = jsonScalar(x)
-		}
-	}
-	return nil
-}
-
-func jsonScalar(v any) string {
-	switch x := v.(type) {
-	case bool:
-		if x {
-			return "1"
-		}
-		return "0"
-	case json.Number:
-		return x.String()
-	case string:
-		return x
-	case nil:
-		return ""
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-// ---- tasks ----
-
-const maxTasks = 5000
-
-// startTask creates a task; finish runs when it ends (after TaskDuration),
-// its error becoming the exitstatus.
-func (s *Server) startTask(r *reqCtx, node, typ, id string, finish func() error) *Task {
-	st := s.st
-	st.NextPID++
-	now := time.Now()
-	t := &Task{Node: node, PID: st.NextPID, PStart: 0x00F4C3D2, StartTime: now.Unix(), Type: typ, ID: id,
-		User: r.who.User, TokenID: r.who.TokenID, Status: "running", endAt: now.Add(s.taskDur), finish: finish}
-	user := r.who.String()
-	t.UPID = fmt.Sprintf("UPID:%s:%08X:%08X:%08X:%s:%s:%s:", node, t.PID, t.PStart, t.StartTime, typ, id, user)
-	st.Tasks[t.UPID] = t
-	st.TaskSeq = append(st.TaskSeq, t.UPID)
-	// Keep the task history bounded for long demos: drop the oldest stopped tasks.
-	if len(st.TaskSeq) > maxTasks {
-		var keep []string
-		drop := len(st.TaskSeq) - maxTasks
-		for _, u := range st.TaskSeq {
-			if drop > 0 && st.Tasks[u] != nil && st.Tasks[u].Status == "stopped" {
-				delete(st.Tasks, u)
-				drop--
-				continue
-			}
-			keep = append(keep, u)
-		}
-		st.TaskSeq = keep
-	}
-	return t
-}
-
-func (s *Server) advanceLocked() {
-	now := time.Now()
-	for _, u := range s.st.TaskSeq {
-		t := s.st.Tasks[u]
-		if t != nil && t.Status == "running" && !t.busy && !t.endAt.After(now) {
-			s.finishTask(t)
-		}
-	}
-}
-
-func (s *Server) finishAllLocked() {
-	for _, u := range s.st.TaskSeq {
-		if t := s.st.Tasks[u]; t != nil && t.Status == "running" && !t.busy {
-			s.finishTask(t)
-		}
-	}
-}
-
-func (s *Server) finishTask(t *Task) {
-	var err error
-	for _, f := range s.taskFaults {
-		if f.Type == t.Type {
-			f.seen++
-			if f.Nth == 0 || f.seen == f.Nth {
-				err = errors.New(f.ExitStatus)
-			}
-		}
-	}
-	if err != nil {
-		// the injected failure replaces the task's work; undo its setup
-		if t.abort != nil {
-			t.abort()
-		}
-	} else if t.finish != nil {
-		err = t.finish()
-	}
-	t.Status = "stopped"
-	t.EndTime = time.Now().Unix()
-	if err != nil {
-		t.ExitStatus = strings.TrimRight(err.Error(), "\n")
-		t.Log = append(t.Log, "TASK ERROR: "+t.ExitStatus)
-	} else {
-		t.ExitStatus = "OK"
-		t.Log = append(t.Log, "TASK OK")
-	}
 }
 
 // WriteTokenFile writes the root token for scripts as JSON (mode 0600), with
