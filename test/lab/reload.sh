@@ -20,7 +20,9 @@ while IFS= read -r line; do
 done < "$t/etc/frr/daemons.pve"
 install -o frr -g frr -m 0640 "$t/etc/frr/frr.conf" /etc/frr/frr.conf
 restart() {
-  /usr/lib/frr/frrinit.sh restart
+  # not on the ssh channel: FRR 10's daemons would keep it open (guest/node.sh)
+  /usr/lib/frr/frrinit.sh restart </dev/null >"$t/restart.log" 2>&1 || { cat "$t/restart.log"; exit 1; }
+  cat "$t/restart.log"
   # systemd waits for watchfrr READY=1, sent after the config is applied; the lab has no systemd:
   # wait for every enabled daemon, then for the config (under TCG watchfrr sometimes never runs
   # its `vtysh -b`: applied here then, and said so)

@@ -34,4 +34,7 @@ chown -R frr:frr "$E/frr"
 /lab/nodeexec "$n" ifup -a
 /lab/nodeexec "$n" /usr/sbin/sshd -o ListenAddress="${mgmt%/*}" -o HostKey=/etc/ssh/ssh_host_ed25519_key \
   -o PermitRootLogin=prohibit-password -o UseDNS=no -o PidFile="/run/network/sshd.pid"
-/lab/nodeexec "$n" /usr/lib/frr/frrinit.sh start >/dev/null
+# FRR 10's daemons keep the descriptors they are started with: started on this ssh session's
+# stdout/stderr, they held the channel open and `ssh lab node.sh` never returned. A log file instead.
+log=/var/lib/lab/$n/frr-start.log
+/lab/nodeexec "$n" /usr/lib/frr/frrinit.sh start </dev/null >"$log" 2>&1 || { cat "$log"; exit 1; }
