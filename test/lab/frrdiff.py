@@ -23,7 +23,11 @@ RULES = collections.OrderedDict([
     ("version", "`frr version` is the running FRR's own (Debian 13: 10.3), the rendered file says PVE's 10.4.1"),
     ("access-list seq", "FRR numbers access-list entries (`seq 5`, `seq 10`, ...) that the rendered file leaves unnumbered"),
     ("empty line vty", "an empty `line vty` section is not printed"),
+    ("forwarding", "zebra prints the kernel's global forwarding switches (`no ip forwarding`, `no ipv6 "
+                   "forwarding` when net.ipv4.ip_forward / net.ipv6.conf.all.forwarding are 0); the rendered "
+                   "file sets none (only in the running config)"),
 ])
+FORWARDING = re.compile(r"^(no )?(ip|ipv6) forwarding$")
 
 
 def sections(text, count):
@@ -53,9 +57,12 @@ def sections(text, count):
     return out
 
 
-def normalize(secs, count):
+def normalize(secs, count, running):
     out = []
     for head, body in secs:
+        if running and not body and FORWARDING.match(head):
+            count["forwarding"] += 1
+            continue
         if head.startswith("frr version "):
             count["version"] += 1
             head = "frr version"
@@ -77,9 +84,9 @@ def show(sec):
 def main(rendered_path, running_path):
     count = collections.Counter()
     with open(rendered_path) as f:
-        rendered = normalize(sections(f.read(), count), count)
+        rendered = normalize(sections(f.read(), count), count, False)
     with open(running_path) as f:
-        running = normalize(sections(f.read(), count), count)
+        running = normalize(sections(f.read(), count), count, True)
     if [h for h, _ in rendered] != [h for h, _ in running] and sorted(rendered) == sorted(running):
         count["order"] += 1
     want, have = collections.Counter(rendered), collections.Counter(running)
