@@ -31,7 +31,7 @@ LINUX_ONLY_MODULES ?= transit_route
 platforms_of = $(if $(filter $(1),$(LINUX_ONLY_MODULES)),$(filter linux/%,$(MODULE_PLATFORMS)),$(MODULE_PLATFORMS))
 PLATFORM_BIN_DIR := $(BIN_DIR)/__bin
 # A module ships when it has a doc stub plugins/modules/<m>.py; its code is in the multi-call
-# binary (internal/module/registry, whose test checks it against the stubs) or, for
+# binary (internal/modules, whose test checks it against the stubs) or, for
 # $(STANDALONE_MODULES), in a binary of its own.
 ANSIBLE_MODULES ?= $(sort $(basename $(notdir $(wildcard $(BIN_DIR)/*.py))))
 

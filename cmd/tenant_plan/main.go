@@ -1,8 +1,8 @@
 // Command tenant_plan is the deevnet.tenant.tenant_plan Ansible module on its own (plugins/modules/tenant_plan.py); the
 // collection ships it inside the multi-call binary cmd/tenant_modules. Both dispatch on
-// internal/module/registry.
+// internal/modules.
 package main
 
-import "github.com/deevnet/tenant/internal/module/registry"
+import "github.com/deevnet/tenant/internal/modules"
 
-func main() { registry.Main("tenant_plan") }
+func main() { modules.Main("tenant_plan") }

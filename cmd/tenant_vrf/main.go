@@ -1,8 +1,8 @@
 // Command tenant_vrf is the deevnet.tenant.tenant_vrf Ansible module on its own (plugins/modules/tenant_vrf.py); the
 // collection ships it inside the multi-call binary cmd/tenant_modules. Both dispatch on
-// internal/module/registry.
+// internal/modules.
 package main
 
-import "github.com/deevnet/tenant/internal/module/registry"
+import "github.com/deevnet/tenant/internal/modules"
 
-func main() { registry.Main("tenant_vrf") }
+func main() { modules.Main("tenant_vrf") }

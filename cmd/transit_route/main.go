@@ -1,7 +1,7 @@
 // Command transit_route is the deevnet.tenant.transit_route Ansible module: tenant egress
 // routes and forwarding on the hypervisor (ADR-0003). The module lives in internal/route.
 //
-// Its own binary, not an entry of internal/module/registry: it is copied to the hypervisor on
+// Its own binary, not an entry of internal/modules: it is copied to the hypervisor on
 // every task and must stay small (docs/adr/0011-binary-selection.md).
 package main
 

@@ -26,9 +26,12 @@ func (st *state) dropACLs(gone func(a ACL) bool) {
 }
 
 func (s *Server) aclList(r *reqCtx) (any, error) {
+	// Sys.Audit on /access shows every entry, else those on paths the caller may modify
+	// (ACL.pm read_acl, RPCEnvironment.pm check_perm_modify).
+	audit := r.who.isRoot() || s.st.has(r.who, "/access", []string{"Sys.Audit"}, false)
 	out := []map[string]any{}
 	for _, a := range s.st.ACLs {
-		if !r.who.isRoot() && !s.st.has(r.who, a.Path, []string{"Permissions.Modify", "Sys.Audit"}, true) {
+		if !audit && s.st.checkPermModify(r.who, a.Path) != nil {
 			continue
 		}
 		out = append(out, map[string]any{"path": a.Path, "type": a.Type, "ugid": a.UGID, "roleid": a.Role, "propagate": boolInt(a.Propagate)})
@@ -37,6 +40,10 @@ func (s *Server) aclList(r *reqCtx) (any, error) {
 }
 
 func (s *Server) aclUpdate(r *reqCtx) (any, error) {
+	if !r.params.Has("users") && !r.params.Has("groups") && !r.params.Has("tokens") {
+		msg := "either 'users', 'groups' or 'tokens' is required."
+		return nil, paramErr(map[string]string{"users": msg, "groups": msg, "tokens": msg})
+	}
 	path := r.params.Str("path")
 	if !validACLPath(path) {
 		return nil, paramErr(map[string]string{"path": fmt.Sprintf("invalid ACL path '%s'", path)})
@@ -47,6 +54,9 @@ func (s *Server) aclUpdate(r *reqCtx) (any, error) {
 	for _, role := range roles {
 		if _, ok := s.st.Roles[role]; !ok {
 			return nil, plainErr("role '%s' does not exist", role)
+		}
+		if err := s.st.canHandOut(r.who, path, role, propagate, del); err != nil {
+			return nil, err
 		}
 	}
 	type ug struct{ typ, id string }
@@ -67,9 +77,6 @@ func (s *Server) aclUpdate(r *reqCtx) (any, error) {
 		}
 		who = append(who, ug{"token", t})
 	}
-	if len(who) == 0 {
-		return nil, plainErr("either 'users', 'groups' or 'tokens' is required")
-	}
 	for _, w := range who {
 		for _, role := range roles {
 			idx := -1
@@ -89,6 +96,34 @@ func (s *Server) aclUpdate(r *reqCtx) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// canHandOut is update_acl's rule for a caller without Permissions.Modify on the path (who passed
+// "perm-modify" through VM.Allocate, Pool.Allocate or Datastore.Allocate): it may only add or
+// remove a role whose privileges it holds there itself, propagated when the new entry propagates,
+// and never NoAccess (pve-access-control src/PVE/API2/ACL.pm update_acl).
+func (st *state) canHandOut(who principal, path, role string, propagate, del bool) error {
+	if who.isRoot() {
+		return nil
+	}
+	have := st.privs(who, path)
+	if _, ok := have["Permissions.Modify"]; ok {
+		return nil
+	}
+	verb := map[bool]string{true: "remove", false: "add"}[del]
+	for _, pv := range st.Roles[role] {
+		prop, ok := have[pv]
+		if !ok {
+			return paramErr(map[string]string{"role": fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify' or superset of privileges.", verb, role)})
+		}
+		if propagate && !prop && !del {
+			return paramErr(map[string]string{"role": fmt.Sprintf("Cannot %s role '%s' with propagation - requires 'Permissions.Modify' or propagated superset of privileges.", verb, role)})
+		}
+	}
+	if role == "NoAccess" {
+		return paramErr(map[string]string{"role": fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify'", verb, role)})
+	}
+	return nil
 }
 
 // permissions dumps the effective privileges of the caller (or of userid).

@@ -12,12 +12,26 @@
 // Request processing follows PVE's order: authentication (API tokens only:
 // "Authorization: PVEAPIToken=user@realm!id=secret"; 401 "No ticket" /
 // "Authentication failed!"), route lookup in the embedded schema (501 for
-// unknown paths and for schema paths that are not simulated), URI/body
+// unknown paths, for schema paths that are not simulated and for a restore), URI/body
 // conflicts, allowtoken, the schema's permissions.check with the raw
 // parameters (403 "Permission check failed (<path>, <privs>)"), schema
 // validation (400 "Parameter verification failed." with errors{param}), then
 // the handler (most semantic errors are 500 with PVE's text). Error responses
 // carry the first line of the message as the HTTP reason phrase.
+//
+// The handlers check what PVE 9's code checks beyond the schema, with PVE's
+// status and message, so that a refusal test against pvesim means what it says
+// (conformance_*_test.go name each source line): a token is never its own user
+// ("userid-param self"), update_acl's subset rule, $check_vm_modify_config_perm's
+// option groups (root-only options, startup's Sys.Modify, device values),
+// check_vnet_access for a NIC's bridge, tag and every VLAN of its trunk,
+// check_storage_access and check_volume_access, the root-only parameters of the
+// VM calls (vmperms.go, storageperms.go, rootparams.go). Checks update_vm_api makes
+// in its worker fail a POST's task and a PUT's call; unlike PVE, which writes the
+// options before the failing one, pvesim then writes none. Not served, so not
+// checked: migrate, restore (archive: 501), snapshots, move disk, tags'
+// registered-tags (datacenter.cfg), hookscript's own volume check, custom CPU
+// models (check_cpu_model_access).
 //
 // Routing and validation live in package schema: subset.json (a copy of
 // ../shared/pve-api/subset.json, kept in step by TestEmbeddedSchemaInStep),

@@ -117,12 +117,13 @@ func (st *state) rolesFor(p principal, tokenOnly bool, path string) roleSet {
 			roles = grp
 		}
 	}
-	// Pool roles count for member VMs, for roles the VM's ACLs did not set.
+	// Pool roles count for member VMs, for roles the VM's ACLs did not set, never propagating
+	// (RPCEnvironment.pm compile_acl_path).
 	if m := vmPathRe.FindStringSubmatch(path); m != nil {
 		if vm := st.VMs[atoiSafe(m[1])]; vm != nil && vm.Pool != "" {
-			for r, pr := range st.rolesFor(p, tokenOnly, "/pool/"+vm.Pool) {
+			for r := range st.rolesFor(p, tokenOnly, "/pool/"+vm.Pool) {
 				if _, ok := roles[r]; !ok {
-					roles[r] = pr
+					roles[r] = false
 				}
 			}
 		}
@@ -132,21 +133,24 @@ func (st *state) rolesFor(p principal, tokenOnly bool, path string) roleSet {
 
 var vmPathRe = regexp.MustCompile(`^/vms/(\d+)$`)
 
+// privsOfRoles is what the roles grant, each privilege mapped to its propagate flag: set when any
+// role holding it propagates (RPCEnvironment.pm compile_acl_path).
 func (st *state) privsOfRoles(rs roleSet) map[string]bool {
 	out := map[string]bool{}
 	if _, ok := rs["NoAccess"]; ok {
 		return out
 	}
-	for r := range rs {
+	for r, prop := range rs {
 		for _, pv := range st.Roles[r] {
-			out[pv] = true
+			out[pv] = out[pv] || prop
 		}
 	}
 	return out
 }
 
-// privs returns the effective privileges of p on path (privsep tokens get the
-// intersection of user and token privileges).
+// privs returns the effective privileges of p on path, each mapped to its propagate flag (a key
+// present means the privilege is held). Privsep tokens get the intersection of user and token
+// privileges, propagating only where both do.
 func (st *state) privs(p principal, path string) map[string]bool {
 	var user map[string]bool
 	if p.User == "root@pam" {
@@ -164,28 +168,38 @@ func (st *state) privs(p principal, path string) map[string]bool {
 	}
 	tok := st.privsOfRoles(st.rolesFor(p, true, path))
 	out := map[string]bool{}
-	for pv := range tok {
-		if user[pv] {
-			out[pv] = true
+	for pv, prop := range tok {
+		if uprop, ok := user[pv]; ok {
+			out[pv] = prop && uprop
 		}
 	}
 	return out
 }
 
 func (st *state) has(p principal, path string, privs []string, any bool) bool {
+	return st.missing(p, path, privs, any) == ""
+}
+
+// missing is "" when p holds privs on path (one of them with any), else the privilege PVE's
+// error names: the first one missing, or all of them joined by "|" for an any-of check.
+func (st *state) missing(p principal, path string, privs []string, any bool) string {
 	if p.User == "root@pam" && (p.TokenID == "" || !p.Privsep) {
-		return true // root (and its non-privsep tokens) hold every privilege
+		return "" // root (and its non-privsep tokens) hold every privilege
 	}
 	have := st.privs(p, path)
 	for _, pv := range privs {
-		if have[pv] && any {
-			return true
+		_, ok := have[pv]
+		if ok && any {
+			return ""
 		}
-		if !have[pv] && !any {
-			return false
+		if !ok && !any {
+			return pv
 		}
 	}
-	return !any
+	if any {
+		return strings.Join(privs, "|")
+	}
+	return ""
 }
 
 // permError is a 403 with PVE's text.
@@ -193,31 +207,39 @@ func permError(path string, privs []string) *apiError {
 	return &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (%s, %s)\n", path, strings.Join(privs, "|"))}
 }
 
-// check raises PVE's 403 unless p has privs on path.
+// check raises PVE's 403 unless p has privs on path (RPCEnvironment.pm check and check_any: an
+// all-of check names the first privilege missing, an any-of check all of them).
 func (st *state) check(p principal, path string, privs []string, any bool) error {
-	if st.has(p, path, privs, any) {
-		return nil
+	if m := st.missing(p, path, privs, any); m != "" {
+		return permError(path, []string{m})
 	}
-	return permError(path, privs)
+	return nil
 }
 
 var placeholderRe = regexp.MustCompile(`\{([^}]+)\}`)
 
-// evalCheck evaluates a schema "check" expression with the raw parameters.
-// top is true for the outermost expression: a failing single "perm" then
-// reports its path and privileges, composites report plainly (as PVE does).
+// evalCheck evaluates a schema "check" expression with the raw parameters, as
+// pve-access-control's RPCEnvironment::exec_api2_perm_check does. noerr is false for the outermost
+// expression and below an "and" (whose terms raise their own error, naming path and privilege);
+// below an "or" it is true, and a failing "or" raises the plain "Permission check failed".
 func (st *state) evalCheck(p principal, chk []any, params Params, top bool) error {
 	plain := &apiError{Status: 403, Message: "Permission check failed\n"}
 	if len(chk) == 0 {
 		return nil
+	}
+	fail := func(err error) error {
+		if top {
+			return err
+		}
+		return plain
 	}
 	op, _ := chk[0].(string)
 	switch op {
 	case "and":
 		for _, sub := range chk[1:] {
 			if s, ok := sub.([]any); ok {
-				if err := st.evalCheck(p, s, params, false); err != nil {
-					return plain
+				if err := st.evalCheck(p, s, params, true); err != nil {
+					return err
 				}
 			}
 		}
@@ -236,21 +258,22 @@ func (st *state) evalCheck(p principal, chk []any, params Params, top bool) erro
 	case "userid-param":
 		uid := params.Str("userid")
 		if len(chk) > 1 && chk[1] == "self" {
-			if uid == p.User {
+			if st.Users[uid] == nil {
+				return fail(plainErr("no such user ('%s')", uid))
+			}
+			// The authenticated id of a token is user@realm!tokenid: a token is never "self".
+			if uid == p.String() {
 				return nil
 			}
 			return plain
 		}
 		realm := uid[strings.LastIndex(uid, "@")+1:]
 		priv, _ := chk[1].(string)
-		return st.check(p, "/access/realm/"+realm, []string{priv}, false)
+		return fail(st.check(p, "/access/realm/"+realm, []string{priv}, false))
 	case "userid-group":
-		if st.inUserGroups(p, checkPrivs(chk[1]), params.Str("userid")) {
-			return nil
-		}
-		return plain
+		return st.evalUseridGroup(p, chk, params, top, plain)
 	case "perm-modify":
-		return st.evalPermModify(p, fillPath(chk[1].(string), params))
+		return fail(st.checkPermModify(p, fillPath(chk[1].(string), params)))
 	}
 	return plain
 }
@@ -266,29 +289,30 @@ func checkPrivs(v any) []string {
 	return privs
 }
 
+// checkOptions are the "key", value pairs after a check term's fixed arguments.
+func checkOptions(chk []any, from int) map[string]string {
+	out := map[string]string{}
+	for i := from; i+1 < len(chk); i += 2 {
+		k, _ := chk[i].(string)
+		out[k] = fmt.Sprint(chk[i+1])
+	}
+	return out
+}
+
 // fillPath puts the request's parameters into a path template such as /vms/{vmid}.
 func fillPath(tmpl string, params Params) string {
 	return placeholderRe.ReplaceAllStringFunc(tmpl, func(m string) string { return params.Str(m[1 : len(m)-1]) })
 }
 
 // evalPerm is ["perm", path, [privs], options...]: the privileges on the path (any of them with
-// "any"), and "require_param" parameters present. Only the top-level check's error names the path.
+// "any"), and "require_param" parameters present.
 func (st *state) evalPerm(p principal, chk []any, params Params, top bool, plain error) error {
 	tmpl, _ := chk[1].(string)
-	privs := checkPrivs(chk[2])
-	any := false
-	for i := 3; i+1 < len(chk); i += 2 {
-		k, _ := chk[i].(string)
-		switch k {
-		case "any":
-			any = fmt.Sprint(chk[i+1]) == "1"
-		case "require_param":
-			if !params.Has(chk[i+1].(string)) {
-				return plain
-			}
-		}
+	opts := checkOptions(chk, 3)
+	if rp, ok := opts["require_param"]; ok && !params.Has(rp) {
+		return plain
 	}
-	if err := st.check(p, fillPath(tmpl, params), privs, any); err != nil {
+	if err := st.check(p, fillPath(tmpl, params), checkPrivs(chk[2]), opts["any"] == "1"); err != nil {
 		if top {
 			return err
 		}
@@ -297,34 +321,57 @@ func (st *state) evalPerm(p principal, chk []any, params Params, top bool, plain
 	return nil
 }
 
-// inUserGroups is "userid-group": the privileges on all groups, or on a group of the user.
-func (st *state) inUserGroups(p principal, privs []string, userid string) bool {
-	if st.has(p, "/access/groups", privs, true) {
-		return true
+// evalUseridGroup is ["userid-group", [privs], "groups_param", create|update]: any of the
+// privileges on /access/groups, or on every group named in the "groups" parameter
+// (groups_param) and on a group the existing user (all but create) belongs to.
+func (st *state) evalUseridGroup(p principal, chk []any, params Params, top bool, plain error) error {
+	privs := checkPrivs(chk[1])
+	opts := checkOptions(chk, 2)
+	userid := params.Str("userid")
+	existing := opts["groups_param"] != "create"
+	if existing && st.Users[userid] == nil {
+		if top {
+			return plainErr("no such user ('%s')", userid)
+		}
+		return plain
 	}
-	if u := st.Users[userid]; u != nil {
-		for _, g := range u.Groups {
-			if st.has(p, "/access/groups/"+g, privs, true) {
-				return true
+	if st.has(p, "/access/groups", privs, true) {
+		return nil
+	}
+	if _, ok := opts["groups_param"]; ok {
+		groups := schema.SplitList(params.Str("groups"))
+		if len(groups) == 0 {
+			return permError("/access/groups", []string{strings.Join(privs, "|")})
+		}
+		for _, g := range groups {
+			if !st.has(p, "/access/groups/"+g, privs, true) {
+				return permError("/access/groups/"+g, []string{strings.Join(privs, "|")})
 			}
 		}
 	}
-	return false
+	if existing {
+		if u := st.Users[userid]; u != nil {
+			for _, g := range u.Groups {
+				if st.has(p, "/access/groups/"+g, privs, true) {
+					return nil
+				}
+			}
+		}
+		return plain
+	}
+	return nil
 }
 
-// evalPermModify is "perm-modify": Permissions.Modify on the path, or the allocate privilege of
-// the path's kind.
-func (st *state) evalPermModify(p principal, path string) error {
-	if st.has(p, path, []string{"Permissions.Modify"}, false) {
-		return nil
-	}
-	alt := map[string]string{"/vms": "VM.Allocate", "/pool": "Pool.Allocate", "/storage": "Datastore.Allocate"}
-	for pre, pv := range alt {
-		if strings.HasPrefix(path, pre) && st.has(p, path, []string{pv}, false) {
-			return nil
+// checkPermModify is RPCEnvironment::check_perm_modify: Permissions.Modify on the path, or the
+// allocate privilege of the path's kind below /storage, /vms or /pool.
+func (st *state) checkPermModify(p principal, path string) error {
+	privs := []string{"Permissions.Modify"}
+	for pre, pv := range map[string]string{"/storage/": "Datastore.Allocate", "/vms/": "VM.Allocate", "/pool/": "Pool.Allocate"} {
+		if strings.HasPrefix(path, pre) && len(path) > len(pre) {
+			privs = append(privs, pv)
 		}
 	}
-	return permError(path, []string{"Permissions.Modify"})
+	return st.check(p, path, privs, true)
 }
 
 func splitPath(p string) []string {

@@ -107,6 +107,11 @@ func TestSchemaWalk(t *testing.T) {
 				if name == "vmid" {
 					return "9000"
 				}
+				if name == "userid" {
+					// an existing user: the user and token checks look the user up before
+					// the schema is validated, as PVE does (RPCEnvironment.pm check_user_exist)
+					return "root@pam"
+				}
 				if name == "subnet" {
 					return "zz1-10.0.0.0-24"
 				}

@@ -47,7 +47,7 @@ func (s *Server) tokenGet(r *reqCtx, u *User) (any, error) {
 func (s *Server) tokenCreate(r *reqCtx, u *User) (any, error) {
 	tid := r.params.Str("tokenid")
 	if u.Tokens[tid] != nil {
-		return nil, plainErr("Token already exists.")
+		return nil, paramErr(map[string]string{"tokenid": "Token already exists."})
 	}
 	// A token may not outlive its user.
 	if u.Expire != 0 && (r.params.Int("expire") == 0 || r.params.Int("expire") > u.Expire) {

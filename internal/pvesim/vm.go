@@ -18,7 +18,7 @@ func (s *Server) vmRoutes() routes {
 	rs.add(routes{"GET " + vm + "/status": s.vmStatusIndex})
 	for key, h := range map[string]func(*reqCtx, *VM) (any, error){
 		"GET /config": s.vmConfigGet, "POST /config": s.vmConfigPost, "PUT /config": s.vmConfigPut, "GET /pending": s.vmPending,
-		"PUT /resize": s.vmResize, "POST /clone": s.vmClone, "POST /template": s.vmTemplate,
+		"PUT /resize": s.vmResizeChecked, "POST /clone": s.vmClone, "POST /template": s.vmTemplate,
 		"GET /status/current": s.vmStatusCurrent, "GET /agent/network-get-interfaces": s.vmAgentInterfaces,
 		"GET /cloudinit": s.vmCloudinit, "PUT /cloudinit": s.vmCloudinitRegen, "GET /cloudinit/dump": s.vmCloudinitDump,
 	} {
@@ -26,8 +26,9 @@ func (s *Server) vmRoutes() routes {
 		rs[method+" "+vm+sub] = on(s.getVM, h)
 	}
 	for _, action := range powerActions {
-		rs["POST "+vm+"/status/"+action] = s.vmPower(action)
+		rs["POST "+vm+"/status/"+action] = rootParams(s.vmPower(action), rootPowerParams[action]...)
 	}
+	rs["DELETE "+vm] = rootParams(rs["DELETE "+vm], "skiplock")
 	return rs
 }
 
@@ -118,14 +119,8 @@ func (s *Server) vmCreate(r *reqCtx) (any, error) {
 	}
 	vmid := int(r.params.Int("vmid"))
 	pool := r.params.Str("pool")
-	if !r.who.isRoot() {
-		if !s.st.has(r.who, fmt.Sprintf("/vms/%d", vmid), []string{"VM.Allocate"}, false) &&
-			(pool == "" || !s.st.has(r.who, "/pool/"+pool, []string{"VM.Allocate"}, false)) {
-			return nil, permError(fmt.Sprintf("/vms/%d", vmid), []string{"VM.Allocate"})
-		}
-	}
-	if pool != "" && s.st.Pools[pool] == nil {
-		return nil, &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (pool '%s' does not exist)\n", pool)}
+	if err := s.createAllowed(r, vmid, pool); err != nil {
+		return nil, err
 	}
 	if s.st.VMs[vmid] != nil {
 		return nil, plainErr("unable to create VM %d: config file already exists", vmid)
@@ -142,19 +137,11 @@ func (s *Server) vmCreate(r *reqCtx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.allocDisks(r, vmid, set); err != nil {
+	if err := s.createPerms(r.who, vmid, pool, set, r.params.Str("storage")); err != nil {
 		return nil, err
 	}
-	if !r.who.isRoot() {
-		for _, k := range sortedKeys(set) {
-			if netKeyRe.MatchString(k) {
-				if p := s.bridgePath(set[k]); p != "" {
-					if err := s.st.check(r.who, p, []string{"SDN.Use"}, false); err != nil {
-						return nil, err
-					}
-				}
-			}
-		}
+	if err := s.allocDisks(r, vmid, set); err != nil {
+		return nil, err
 	}
 	tmp.Config, tmp.Lock = set, "create"
 	s.st.VMs[vmid] = tmp

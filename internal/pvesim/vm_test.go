@@ -330,7 +330,8 @@ func TestVMCreateAllocatesDisks(t *testing.T) {
 	if r := c.do("POST", create, vals("vmid", "302", "scsi0", "nope:4")); r.Status != 500 || r.Message != "storage 'nope' does not exist\n" {
 		t.Errorf("unknown storage: %d %q", r.Status, r.Message)
 	}
-	if r := c.do("POST", create, vals("vmid", "302", "scsi0", "local:4")); r.Status != 400 || r.Errors["scsi0"] != "storage 'local' does not support vm images" {
+	// check_storage_access names the "storage" parameter whichever drive asks (Qemu.pm:191)
+	if r := c.do("POST", create, vals("vmid", "302", "scsi0", "local:4")); r.Status != 400 || r.Errors["storage"] != "storage 'local' does not support vm images" {
 		t.Errorf("iso storage: %d %v", r.Status, r.Errors)
 	}
 }

@@ -78,37 +78,19 @@ func (s *Server) checkCloneParams(r *reqCtx, src *VM, full bool) error {
 	return nil
 }
 
-// checkClonePerms checks the permission extras of a clone: space on every storage the copy
-// lands on and SDN.Use on every source NIC bridge.
+// checkClonePerms is clone_vm's load_and_check (Qemu.pm:4490-4494): space where the copy's disks
+// land, the source's mapped devices, and its NICs' networks.
 func (s *Server) checkClonePerms(r *reqCtx, src *VM) error {
 	if r.who.isRoot() {
 		return nil
 	}
-	storages := map[string]bool{}
-	if st := r.params.Str("storage"); st != "" {
-		storages[st] = true
-	} else {
-		for k, v := range src.Config {
-			if diskKeyRe.MatchString(k) && !strings.Contains(v, "media=cdrom") {
-				storages[strings.SplitN(v, ":", 2)[0]] = true
-			}
-		}
+	if err := s.cloneStorageAccess(r.who, src.Config, r.params.Str("storage")); err != nil {
+		return err
 	}
-	for _, st := range sortedKeys(storages) {
-		if err := s.st.check(r.who, "/storage/"+st, []string{"Datastore.AllocateSpace"}, false); err != nil {
-			return err
-		}
+	if err := s.mappingAccess(r.who, src.Config); err != nil {
+		return err
 	}
-	for _, k := range sortedKeys(src.Config) {
-		if netKeyRe.MatchString(k) {
-			if p := s.bridgePath(src.Config[k]); p != "" {
-				if err := s.st.check(r.who, p, []string{"SDN.Use"}, false); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+	return s.bridgeAccess(r.who, src.Config)
 }
 
 // cloneConfig is the copy's config: the source's without template and unused volumes, a new

@@ -21,6 +21,9 @@ func (s *Server) vmConfigPost(r *reqCtx, vm *VM) (any, error) { return s.vmConfi
 func (s *Server) vmConfigPut(r *reqCtx, vm *VM) (any, error) { return s.vmConfigWrite(r, vm, false) }
 
 func (s *Server) vmConfigWrite(r *reqCtx, vm *VM, async bool) (any, error) {
+	if r.params.Bool("skiplock") && !r.who.isRoot() {
+		return nil, paramErr(map[string]string{"skiplock": "Only root may use this option."})
+	}
 	set, dels, err := s.configChanges(r, vm)
 	if err != nil {
 		return nil, err
@@ -37,8 +40,13 @@ func (s *Server) vmConfigWrite(r *reqCtx, vm *VM, async bool) (any, error) {
 	if vm.Lock != "" && !r.params.Bool("skiplock") {
 		return nil, plainErr("VM is locked (%s)", vm.Lock)
 	}
+	// The worker's checks: a refusal fails the task of a POST, the call of a PUT.
+	refused := s.workerPerms(r.who, vm, set, dels)
 	revert := schema.SplitList(r.params.Str("revert"))
 	apply := func() error {
+		if refused != nil {
+			return refused
+		}
 		for _, k := range revert {
 			delete(vm.Pending, k)
 			var keep []string
@@ -95,6 +103,9 @@ func (s *Server) configChanges(r *reqCtx, vm *VM) (map[string]string, []string, 
 			if mi.Parameters.Lookup(k) == nil {
 				return nil, nil, paramErr(map[string]string{"delete": fmt.Sprintf("invalid configuration ID '%s'", k)})
 			}
+			if k == "cdrom" {
+				k = "ide2" // the alias (Qemu.pm update_vm_api)
+			}
 			dels = append(dels, k)
 		}
 	}
@@ -135,46 +146,97 @@ func (s *Server) configChanges(r *reqCtx, vm *VM) (map[string]string, []string, 
 		}
 		set[k] = sv
 	}
+	// $resolve_cdrom_alias (Qemu.pm:86): cdrom is ide2 as a CD-ROM, checked as ide2.
+	if v, ok := set["cdrom"]; ok {
+		if !strings.Contains(v, "media=") {
+			v += ",media=cdrom"
+		}
+		set["ide2"] = v
+		delete(set, "cdrom")
+	}
 	return set, dels, nil
 }
 
-// configPerms checks the per-option privileges and SDN.Use on new and old bridges.
+// configPerms is what update_vm_api checks before it forks (Qemu.pm:2196-2204): the option groups of the deleted and of the set options, the volumes of the set
+// drives, the networks of the set NICs.
 func (s *Server) configPerms(r *reqCtx, vm *VM, set map[string]string, dels []string) error {
-	vmPath := fmt.Sprintf("/vms/%d", vm.VMID)
-	cur := vm.effective()
-	keys := append(sortedKeys(set), dels...)
-	for _, k := range keys {
-		if slices.Contains(rootOnly, k) && !r.who.isRoot() {
-			return &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (only root can set '%s' config)\n", k)}
-		}
-		privs, any := optPrivs(k)
-		if diskKeyRe.MatchString(k) {
-			privs = diskPrivs(set[k], cur[k])
-		}
-		if privs == nil {
-			if !r.who.isRoot() {
-				return &apiError{Status: 403, Message: fmt.Sprintf("Permission check failed (only root can set '%s' config)\n", k)}
+	if err := s.st.modifyConfigPerm(r.who, vm.VMID, "", dels); err != nil {
+		return err
+	}
+	if err := s.st.modifyConfigPerm(r.who, vm.VMID, "", sortedKeys(set)); err != nil {
+		return err
+	}
+	if err := s.storageAccess(r.who, vm.VMID, set, ""); err != nil {
+		return err
+	}
+	return s.bridgeAccess(r.who, set)
+}
+
+// workerPerms is what update_vm_api's worker checks as it writes each option (Qemu.pm:2340-2505):
+// a deleted option by its value, a set one by its old and new value: drives by kind, devices by
+// what they pass through, tags, and the network a replaced or removed NIC leaves.
+func (s *Server) workerPerms(who principal, vm *VM, set map[string]string, dels []string) error {
+	if who.isRoot() {
+		return nil
+	}
+	st := s.st
+	for _, k := range dels {
+		val, ok := vm.Config[k]
+		if !ok {
+			if val, ok = vm.Pending[k]; !ok {
+				continue // PVE warns "cannot delete '<opt>' - not set in current configuration!"
 			}
-			continue
 		}
-		if err := s.st.check(r.who, vmPath, privs, any); err != nil {
+		var err error
+		switch {
+		case unusedRe.MatchString(k):
+			err = st.checkVMPerm(who, vm.VMID, "", []string{"VM.Config.Disk"}, false)
+		case driveNameRe.MatchString(k):
+			err = st.drivePerm(who, vm.VMID, val)
+		case strings.HasPrefix(k, "serial") && val != "socket":
+			err = plainErr("only root can delete '%s' config for real devices", k)
+		case deviceRe.MatchString(k):
+			err = st.devicePerm(who, vm.VMID, "", k, val)
+		case k == "tags":
+			err = st.checkVMPerm(who, vm.VMID, "", []string{"VM.Config.Options"}, false)
+		case netKeyRe.MatchString(k) && vm.Config[k] != "":
+			err = s.bridgeAccess(who, map[string]string{k: vm.Config[k]})
+		}
+		if err != nil {
 			return err
 		}
-		if netKeyRe.MatchString(k) {
-			if nv, ok := set[k]; ok {
-				if p := s.bridgePath(nv); p != "" {
-					if err := s.st.check(r.who, p, []string{"SDN.Use"}, false); err != nil {
-						return err
-					}
-				}
+	}
+	for _, k := range sortedKeys(set) {
+		old, hadOld := vm.Config[k]
+		var err error
+		switch {
+		case driveNameRe.MatchString(k):
+			if hadOld {
+				err = st.drivePerm(who, vm.VMID, old)
 			}
-			if ov, ok := cur[k]; ok {
-				if p := s.bridgePath(ov); p != "" {
-					if err := s.st.check(r.who, p, []string{"SDN.Use"}, false); err != nil {
-						return err
-					}
-				}
+			if err == nil {
+				err = st.drivePerm(who, vm.VMID, set[k])
 			}
+		case strings.HasPrefix(k, "serial"):
+			if (hadOld && old != "socket") || set[k] != "socket" {
+				err = plainErr("only root can modify '%s' config for real devices", k)
+			} else {
+				err = st.checkVMPerm(who, vm.VMID, "", []string{"VM.Config.HWType"}, false)
+			}
+		case deviceRe.MatchString(k):
+			if hadOld {
+				err = st.devicePerm(who, vm.VMID, "", k, old)
+			}
+			if err == nil {
+				err = st.devicePerm(who, vm.VMID, "", k, set[k])
+			}
+		case k == "tags":
+			err = st.checkVMPerm(who, vm.VMID, "", []string{"VM.Config.Options"}, false)
+		case netKeyRe.MatchString(k) && hadOld:
+			err = s.bridgeAccess(who, map[string]string{k: old})
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -184,68 +246,9 @@ var (
 	netKeyRe  = regexp.MustCompile(`^net\d+$`)
 	diskKeyRe = regexp.MustCompile(`^(scsi|virtio|ide|sata|efidisk|tpmstate|unused)\d+$`)
 	ciKeys    = []string{"ciuser", "cipassword", "sshkeys", "nameserver", "searchdomain", "citype", "ciupgrade", "cicustom"}
-	cpuKeys   = []string{"cores", "sockets", "cpu", "cpulimit", "cpuunits", "vcpus", "affinity", "numa"}
-	memKeys   = []string{"memory", "balloon", "shares"}
-	hwKeys    = []string{"vga", "scsihw", "machine", "bios", "keyboard", "audio0", "rng0", "tablet", "watchdog", "serial0", "serial1", "serial2", "serial3", "usb0", "smbios1", "arch", "tdf", "amd-sev", "intel-tdx", "ivshmem", "kvm", "acpi", "allow-ksm", "hotplug"}
-	optKeys   = []string{"name", "description", "onboot", "agent", "ostype", "tags", "protection", "startup", "boot", "bootdisk", "localtime", "startdate", "freeze", "autostart", "reboot", "hookscript", "vmstatestorage", "spice_enhancements", "migrate_speed", "migrate_downtime", "template", "hugepages", "keephugepages"}
 	hotKeys   = []string{"name", "description", "tags", "onboot", "protection", "startup", "boot", "agent", "ostype", "cores", "memory", "balloon", "cpulimit", "cpuunits", "hotplug"}
-	rootOnly  = []string{"args", "lock", "skiplock"}
 	nonConfig = []string{"node", "vmid", "digest", "delete", "revert", "skiplock", "background_delay", "force"}
 )
-
-// optPrivs is what PVE checks per changed option (PERMISSIONS.md §3).
-func optPrivs(k string) ([]string, bool) {
-	switch {
-	case netKeyRe.MatchString(k):
-		return []string{"VM.Config.Network"}, false
-	case strings.HasPrefix(k, "ipconfig") || slices.Contains(ciKeys, k):
-		return []string{"VM.Config.Cloudinit", "VM.Config.Network"}, true
-	case slices.Contains(cpuKeys, k):
-		return []string{"VM.Config.CPU"}, false
-	case slices.Contains(memKeys, k):
-		return []string{"VM.Config.Memory"}, false
-	case k == "boot":
-		return []string{"VM.Config.Disk"}, false
-	case diskKeyRe.MatchString(k):
-		return []string{"VM.Config.Disk"}, false // refined by diskPrivs
-	case slices.Contains(hwKeys, k) || strings.HasPrefix(k, "hostpci") || strings.HasPrefix(k, "serial") || strings.HasPrefix(k, "usb"):
-		return []string{"VM.Config.HWType"}, false
-	case slices.Contains(optKeys, k):
-		return []string{"VM.Config.Options"}, false
-	}
-	return nil, false
-}
-
-// diskPrivs: a cloud-init drive needs Cloudinit and CDROM, a CD-ROM needs
-// CDROM, anything else Disk (the old value counts when deleting).
-func diskPrivs(newV, oldV string) []string {
-	v := newV + "," + oldV
-	switch {
-	case strings.Contains(v, "cloudinit"):
-		return []string{"VM.Config.Cloudinit", "VM.Config.CDROM"}
-	case strings.Contains(v, "media=cdrom") || strings.HasPrefix(newV, "none") || strings.HasPrefix(newV, "cdrom"):
-		return []string{"VM.Config.CDROM"}
-	}
-	return []string{"VM.Config.Disk"}
-}
-
-// bridgePath maps a NIC bridge (+vlan tag) to its SDN ACL path.
-func (s *Server) bridgePath(net string) string {
-	f := parseNet(net)
-	br := f["bridge"]
-	if br == "" {
-		return ""
-	}
-	zone := "localnetwork"
-	if v, ok := s.st.SDN.Current["vnets"][br]; ok {
-		zone = fmt.Sprint(v["zone"])
-	}
-	p := "/sdn/zones/" + zone + "/" + br
-	if t := f["tag"]; t != "" {
-		p += "/" + t
-	}
-	return p
-}
 
 // parseNet splits a stored/normalised netN value into fields (model, macaddr, bridge...).
 func parseNet(v string) map[string]string {

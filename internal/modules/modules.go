@@ -1,11 +1,11 @@
-// Package registry maps the name of each controller-side module (the ones that talk to the PVE API
+// Package modules maps the name of each controller-side module (the ones that talk to the PVE API
 // or DNS, or only compute) to its argument spec and handler. The multi-call binary
 // cmd/tenant_modules and every cmd/<module> main dispatch on it; the go_module action plugin tells
 // the multi-call binary which module to be (module.SelectKey, docs/adr/0011-binary-selection.md).
 //
 // transit_route is not here: it runs on the hypervisor and is copied there on every task, so its
 // binary must not link the PVE client and DNS code this package pulls in.
-package registry
+package modules
 
 import (
 	"sort"

@@ -1,6 +1,9 @@
-package registry
+package modules
 
 import (
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -19,7 +22,7 @@ func run(t *testing.T, def string, args map[string]any) map[string]any {
 
 // Every shipped doc stub but transit_route's (its own binary) is a module of the multi-call binary.
 func TestRegistryMatchesDocStubs(t *testing.T) {
-	stubs, err := filepath.Glob(filepath.Join("..", "..", "..", "plugins", "modules", "*.py"))
+	stubs, err := filepath.Glob(filepath.Join("..", "..", "plugins", "modules", "*.py"))
 	if err != nil || len(stubs) == 0 {
 		t.Fatalf("no doc stubs found: %v", err)
 	}
@@ -80,5 +83,44 @@ func TestSelectionErrors(t *testing.T) {
 	// Without the selector a cmd/<module> main is its default module.
 	if res := run(t, "tenant_plan", map[string]any{"name": "tdemo", "index": 1}); res["failed"] != false {
 		t.Fatalf("default module: %v", res)
+	}
+}
+
+// Every import points down: the module protocol (internal/module/...) imports none of the domain
+// packages, and only the mains in cmd/ import this package, which imports all of them.
+func TestImportsPointDown(t *testing.T) {
+	const self = "github.com/deevnet/tenant/internal/modules"
+	const proto = "github.com/deevnet/tenant/internal/module"
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == ".venv" || d.Name() == ".venv-oldest") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if p == self && !strings.HasPrefix(rel, "cmd/") && !strings.HasPrefix(rel, "internal/modules/") {
+				t.Errorf("%s imports %s: only cmd/ may", rel, p)
+			}
+			if strings.HasPrefix(rel, "internal/module/") && strings.HasPrefix(p, "github.com/deevnet/tenant/") &&
+				p != proto && !strings.HasPrefix(p, proto+"/") {
+				t.Errorf("%s (the module protocol) imports %s, a package above it", rel, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
