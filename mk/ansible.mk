@@ -61,6 +61,17 @@ $(VENV_OLDEST)/.stamp: $(ROOT)/requirements-oldest.txt
 	$(VENV_OLDEST)/bin/python -m pip install -q --disable-pip-version-check -r $<
 	touch $@
 
+# $(call python_venv,DIR,REQUIREMENTS,PYTHON): the rule of a tool venv DIR (DIR/.stamp), rebuilt
+# from scratch when REQUIREMENTS change (mk/ee.mk, mk/docs.mk).
+define python_venv
+$(1)/.stamp: $(2)
+	@test -n "$(3)" || { echo 'no Python >= 3.12 found (pyenv, /usr/bin, /usr/local/bin)'; exit 1; }
+	rm -rf $(1)
+	$(3) -m venv $(1)
+	$(1)/bin/python -m pip install -q --disable-pip-version-check -r $$<
+	touch $$@
+endef
+
 # One static binary per shipped binary and platform, under __bin: beside a .py doc stub a binary
 # named as the module would hide the module from ansible-doc --list (ADR-0011).
 PLATFORM_BINARIES := $(foreach b,$(SHIPPED_BINARIES),$(foreach p,$(call platforms_of,$(b)),$(PLATFORM_BIN_DIR)/$(b)_$(subst /,_,$(p))))

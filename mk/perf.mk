@@ -1,11 +1,13 @@
 # mk/perf.mk: converge speed against the peers (owner: perf, issue 17). Benchmarks only: not in make test.
 #
-#   make bench-tenant  one tenant (zone + VNet + subnet + SDN apply + a VM cloned, configured, started) by
-#                      deevnet.tenant and by community.proxmox (from the ansible package in .venv-bench), against
-#                      one pvesim with BENCH_LATENCY per request, first run and no-op, on the newest (.venv) and
-#                      the oldest (.venv-oldest) ansible-core; then BENCH_SCALE tenants x 3 VMs in one play (the
-#                      peer too for BENCH_PEER_SCALE). Wall time, pvesim request counts (/_sim/stats), SDN
-#                      applies, pvesim RSS, ratios, and a per-task profile; results.json in BENCH_OUT.
+#   make bench-tenant  tdemo (zone + VNet + subnet + SDN apply + a VM cloned, configured, started) as users run it:
+#                      the shipped playbook deevnet.tenant.tenant (verify on; DNS records too) through the lifecycle
+#                      lab (pvesim, PowerDNS, Unbound on 127.0.0.1), beside community.proxmox's six-task playbook (from
+#                      the ansible package in .venv-bench) for the same network and VM, pvesim at BENCH_LATENCY per
+#                      request, first run and no-op, on the newest (.venv) and the oldest (.venv-oldest) ansible-core;
+#                      then BENCH_SCALE tenants x 3 VMs in one play by the modules (the peer too for BENCH_PEER_SCALE).
+#                      Wall time, tasks and the time of each, pvesim request counts (/_sim/stats), SDN applies, pvesim
+#                      RSS, the ratios and the playbook's slowest tasks; results.json in BENCH_OUT.
 #                      tests/bench/tenant_bench.py --help says more.
 #
 #   make bench-converge the shipped playbooks' own cost: onboard, fabric and tenant (tdemo) against the lifecycle

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/deevnet/tenant/internal/plan"
@@ -22,6 +21,11 @@ type Grant struct {
 	Path      string `json:"path"`
 	Role      string `json:"role"`
 	Propagate bool   `json:"propagate"`
+	// NeededBy is the call of the tenant's automation that needs the grant, and Refusal what
+	// that call answers without it ({x} stands for any one path part): ADR-0013's table, and
+	// what the least-privilege test wants.
+	Refusal  string `json:"-"`
+	NeededBy string `json:"-"`
 }
 
 func (g Grant) key() string { return g.Path + "\x00" + g.Role }
@@ -32,6 +36,7 @@ type Desired struct {
 	User, UserComment string
 	TokenID           string // short id ("iac"); full id is User+"!"+TokenID
 	Privsep           bool
+	Roles             []Role // custom roles the grants name, created before them
 	Grants            []Grant
 }
 
@@ -49,30 +54,43 @@ type Observed struct {
 	TokenPrivsep bool
 	UserACL      map[string]Grant // by Grant.key()
 	TokenACL     map[string]Grant
+	Roles        map[string][]string // every role's privileges, sorted
 }
 
 // desired derives the access objects from the plan (ADR-0002) and the shared clone sources.
 func desired(t plan.Tenant, index, template int, storages, bridges []string, privsep bool) Desired {
 	comment := fmt.Sprintf("deevnet.tenant %s (index %d)", t.Name, index)
+	pool, vms := "/pool/"+t.Pool, fmt.Sprintf("/vms/%d", template)
+	clone := fmt.Sprintf("POST /nodes/{node}/qemu/%d/clone: PVE API 403: Permission check failed", template)
 	g := []Grant{
-		{Path: "/pool/" + t.Pool, Role: "PVEVMAdmin", Propagate: true},
-		{Path: "/pool/" + t.Pool, Role: "PVEPoolUser", Propagate: true},
-		{Path: "/sdn/zones/" + t.Zone, Role: "PVESDNUser", Propagate: true},
-		{Path: "/vms/" + strconv.Itoa(template), Role: "PVETemplateUser", Propagate: false},
+		{Path: pool, Role: TenantRole, Propagate: true, Refusal: clone,
+			NeededBy: "tenant_vm: clone into the pool, configure, start, stop and destroy its VMs (each privilege: TenantPrivs)"},
+		{Path: pool, Role: "PVEPoolUser", Propagate: true, Refusal: "GET /pools/" + t.Pool + ": PVE API 403: Permission check failed (" + pool + ", Pool.Audit)",
+			NeededBy: "tenant_vm: check that its pool exists (GET /pools/" + t.Pool + ")"},
+		{Path: "/sdn/zones/" + t.Zone, Role: "PVESDNUser", Propagate: true,
+			Refusal:  "GET /cluster/sdn/vnets/{vnet}: PVE API 403: Permission check failed (/sdn/zones/" + t.Zone + "/{vnet}, SDN.Audit|SDN.Allocate)",
+			NeededBy: "tenant_vm: read its VNet (SDN.Audit, GET /cluster/sdn/vnets/{vnet}) and put net0 on it (SDN.Use)"},
+		{Path: vms, Role: "PVETemplateUser", Propagate: false, Refusal: fmt.Sprintf("template %d does not exist (or the token lacks VM.Audit on %s)", template, vms),
+			NeededBy: fmt.Sprintf("tenant_vm: see the template (VM.Audit, GET /cluster/resources) and clone it (VM.Clone, POST /nodes/{node}/qemu/%d/clone)", template)},
 	}
 	for _, s := range storages {
-		g = append(g, Grant{Path: "/storage/" + s, Role: "PVEDatastoreUser", Propagate: false})
+		g = append(g, Grant{Path: "/storage/" + s, Role: "PVEDatastoreUser", Propagate: false,
+			Refusal:  clone + " (/storage/" + s + ", Datastore.AllocateSpace)",
+			NeededBy: "tenant_vm: the clone's disks on " + s + " (Datastore.AllocateSpace)"})
 	}
 	for _, b := range bridges {
-		// Cloning checks SDN.Use on the template NIC's bridge, a plain bridge maps to localnetwork.
-		g = append(g, Grant{Path: "/sdn/zones/localnetwork/" + b, Role: "PVESDNUser", Propagate: false})
+		// Cloning checks SDN.Use on the template NIC's bridge, a plain bridge maps to localnetwork;
+		// CheckPresent has made sure the bridge connects nothing (ADR-0013).
+		p := "/sdn/zones/localnetwork/" + b
+		g = append(g, Grant{Path: p, Role: "PVESDNUser", Propagate: false, Refusal: clone + " (" + p + ", SDN.Use)",
+			NeededBy: "tenant_vm: clone a template whose NIC is on " + b})
 	}
 	sortGrants(g)
 	return Desired{
 		Pool: t.Pool, PoolComment: comment,
 		User: t.User, UserComment: comment,
 		TokenID: t.TokenID, Privsep: privsep,
-		Grants: g,
+		Roles: []Role{tenantRole()}, Grants: g,
 	}
 }
 
@@ -131,6 +149,10 @@ func (a Access) Observe(ctx context.Context, d Desired) (Observed, error) {
 		}
 	}
 
+	if o.Roles, err = a.readRoles(ctx); err != nil {
+		return o, err
+	}
+
 	var acl []struct {
 		Path      string    `json:"path"`
 		Propagate *flexBool `json:"propagate"`
@@ -173,7 +195,7 @@ type Op struct {
 // PlanPresent lists the writes that bring o to d, in dependency order: pool and user before the
 // token, principals before their ACLs.
 func PlanPresent(d Desired, o Observed, regenerate bool) []Op {
-	var ops []Op
+	ops := roleOps(d.Roles, o.Roles)
 	if !o.PoolExists {
 		ops = append(ops, Op{Describe: "create pool " + d.Pool, Method: "POST", Path: "/pools",
 			Body: map[string]any{"poolid": d.Pool, "comment": d.PoolComment}})
@@ -321,9 +343,17 @@ func view(d Desired, o *Observed) map[string]any {
 			"user":  map[string]any{"id": d.User, "comment": d.UserComment},
 			"token": map[string]any{"id": d.FullTokenID(), "privsep": d.Privsep},
 			"acl":   grantsView(d.Grants, d.Grants),
+			"roles": d.Roles,
 		}
 	}
 	v := map[string]any{}
+	var roles []Role
+	for _, r := range d.Roles {
+		if privs, ok := o.Roles[r.ID]; ok {
+			roles = append(roles, Role{ID: r.ID, Privs: privs})
+		}
+	}
+	v["roles"] = roles
 	if o.PoolExists {
 		v["pool"] = map[string]any{"id": d.Pool, "comment": o.PoolComment}
 	}

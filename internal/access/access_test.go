@@ -62,6 +62,13 @@ func TestConvergeIdempotentAndScoped(t *testing.T) {
 	if _, ok := res["token_secret"]; ok {
 		t.Fatalf("check mode returned a token secret")
 	}
+	// The custom role comes first, in the changes and in the diff (ADR-0013).
+	if ch := toStrings(res["changes"]); len(ch) == 0 || !strings.HasPrefix(ch[0], "create role DeevnetTenantVM (VM.Allocate,VM.Audit,") {
+		t.Fatalf("check mode: the custom role is not created first: %q", ch)
+	}
+	if b, _ := json.Marshal(res["diff"]); !strings.Contains(string(b), `"roles":[{"id":"DeevnetTenantVM","privs":["VM.Allocate",`) {
+		t.Fatalf("check mode diff does not show the custom role: %s", b)
+	}
 
 	// First run creates everything and returns the token secret once.
 	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "_ansible_diff": true})
@@ -138,10 +145,17 @@ func TestConvergeIdempotentAndScoped(t *testing.T) {
 		t.Fatalf("new token: %v", err)
 	}
 
-	// Absent removes everything of tdemo and nothing of tother; a second absent is a no-op.
-	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent"})
+	// Absent removes everything of tdemo and nothing of tother; a second absent is a no-op. The
+	// custom role, shared with tother, stays, and the diff says so.
+	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent", "_ansible_diff": true})
 	if res["failed"] == true || res["changed"] != true {
 		t.Fatalf("absent: %v", res)
+	}
+	if d, _ := json.Marshal(res["diff"]); !strings.Contains(string(d), `"after":{"acl":{"token":[],"user":[]},"roles":[{"id":"DeevnetTenantVM"`) {
+		t.Fatalf("absent's diff does not keep the shared role: %s", d)
+	}
+	if err := root.Get(ctx, "/access/roles/DeevnetTenantVM", nil, nil); err != nil {
+		t.Fatalf("the shared role was removed with tdemo: %v", err)
 	}
 	w2 := writes(srv)
 	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent"})

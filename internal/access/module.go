@@ -33,7 +33,7 @@ func spec() module.Spec {
 			"state":            {Type: module.TypeStr, Default: "present", Choices: []any{"present", "absent"}},
 			"template":         {Type: module.TypeInt, Default: 9000},
 			"storages":         {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"local-lvm"}},
-			"bridges":          {Type: module.TypeList, Elements: module.TypeStr, Default: []any{"vmbr0"}},
+			"bridges":          {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
 			"privsep":          {Type: module.TypeBool, Default: true},
 			"regenerate_token": {Type: module.TypeBool, Default: false},
 		})),
@@ -126,7 +126,8 @@ func (a Access) plan(ctx context.Context, d Desired, t plan.Tenant, tg Targets, 
 	}
 	p := planned{before: view(d, &o)}
 	if opts.State == "absent" {
-		p.after = map[string]any{"acl": map[string]any{"user": []Grant{}, "token": []Grant{}}}
+		// The custom role is shared by every tenant: it stays.
+		p.after = map[string]any{"acl": map[string]any{"user": []Grant{}, "token": []Grant{}}, "roles": p.before["roles"]}
 		p.ops, err = PlanAbsent(d, o)
 		return p, err
 	}

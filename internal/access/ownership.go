@@ -49,7 +49,8 @@ func (tg Targets) CheckFormats() error {
 // shared: an index another tenant holds (the comments on its pool and user, the ownership marks
 // on its VRF's VNets as tenant_vrf reads them, the owner tags and pools of guests in its vmid
 // range as tenant_vm reads them), and ACL paths on a template, storage or bridge that does not
-// exist or belongs to a tenant.
+// exist or belongs to a tenant; SDN.Use on a node bridge that connects anything, and a template
+// whose NICs would need it (network.go, ADR-0013).
 func (a Access) CheckPresent(ctx context.Context, t plan.Tenant, index int, tg Targets) error {
 	if err := a.checkClaims(ctx, t, index); err != nil {
 		return err
@@ -104,7 +105,14 @@ func (a Access) CheckPresent(ctx context.Context, t plan.Tenant, index int, tg T
 			}
 		}
 	}
-	return nil
+	nets, err := a.readNetworks(ctx, inv.Nodes)
+	if err != nil {
+		return err
+	}
+	if err := checkBridges(tg.Bridges, nets); err != nil {
+		return err
+	}
+	return a.checkTemplateNICs(ctx, g, tg.Bridges, vnets)
 }
 
 // checkClaims reads every pool and user comment: another name that holds the index, or this

@@ -77,10 +77,14 @@ func TestGrantTargetsChecked(t *testing.T) {
 	cfg := pvesim.DefaultConfig()
 	cfg.Templates = append(cfg.Templates,
 		pvesim.TemplateConfig{VMID: 9100, Node: "dv02hyp002p02", Name: "plain-vm", Config: map[string]string{"memory": "512"}},
-		pvesim.TemplateConfig{VMID: 9200, Node: "dv02hyp002p02", Name: "tdemo-golden", Template: true,
-			Config: map[string]string{"memory": "512", "template": "1", "tags": "tenant-tdemo"}},
-		pvesim.TemplateConfig{VMID: 10310, Node: "dv02hyp002p02", Name: "tdemo-stray",
-			Config: map[string]string{"memory": "512", "tags": "tenant-tdemo"}})
+		pvesim.TemplateConfig{VMID: 9200, Node: "dv02hyp002p02", Name: "tdemo-golden", Template: true, Pool: "tenant-tdemo",
+			Config: map[string]string{"memory": "512", "template": "1"}},
+		// In tdemo's pool, tagged as tother's: tdemo's token can set any tag, so the pool decides.
+		pvesim.TemplateConfig{VMID: 10310, Node: "dv02hyp002p02", Name: "tdemo-stray", Pool: "tenant-tdemo",
+			Config: map[string]string{"memory": "512", "tags": "tenant-tother"}},
+		// Tagged as tdemo's, in no pool: a tag alone makes nobody's template.
+		pvesim.TemplateConfig{VMID: 9300, Node: "dv02hyp002p02", Name: "tagged-only", Template: true,
+			Config: map[string]string{"memory": "512", "template": "1", "tags": "tenant-tdemo"}})
 	srv, _ := pvesimtest.Start(t, cfg)
 	base := func(k string, v any) map[string]any { return map[string]any{"name": "tother", "index": 2, k: v} }
 	refused(t, srv, base("template", 99999), "template")
@@ -92,7 +96,10 @@ func TestGrantTargetsChecked(t *testing.T) {
 	refused(t, srv, base("bridges", []any{"vmbr0", ""}), "bridges[1]")
 	refused(t, srv, base("template", 42), "template")
 	// A guest of tdemo's in index 3's vmid range: index 3 is not free for tother.
-	refused(t, srv, map[string]any{"name": "tother", "index": 3}, "index: vmid 10310")
+	refused(t, srv, map[string]any{"name": "tother", "index": 3}, `index: vmid 10310 ("tdemo-stray") in index 3's range belongs to tenant tdemo`)
+	if res := run(t, srv, map[string]any{"name": "tother", "index": 2, "template": 9300}); res["failed"] == true {
+		t.Fatalf("a template tagged tenant-tdemo in no pool is shared: %v", res)
+	}
 	if res := run(t, srv, map[string]any{"name": "tother", "index": 2}); res["failed"] == true {
 		t.Fatalf("defaults: %v", res)
 	}

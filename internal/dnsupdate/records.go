@@ -30,6 +30,12 @@ var algorithms = map[string]string{
 	"hmac-sha512": dns.HmacSHA512,
 }
 
+// AlgorithmID is miekg/dns's identifier of a key algorithm name (case-insensitive).
+func AlgorithmID(name string) (string, bool) {
+	id, ok := algorithms[strings.ToLower(name)]
+	return id, ok
+}
+
 // AlgorithmNames lists the accepted key algorithms, sorted.
 func AlgorithmNames() []string {
 	out := make([]string, 0, len(algorithms))

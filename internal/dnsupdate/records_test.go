@@ -199,3 +199,12 @@ func FuzzParseValue(f *testing.F) {
 		}
 	})
 }
+
+func TestAlgorithmIDIsCaseInsensitiveAndKnowsOnlyHMACs(t *testing.T) {
+	if id, ok := AlgorithmID("HMAC-SHA256"); !ok || id != dns.HmacSHA256 {
+		t.Fatalf("AlgorithmID(HMAC-SHA256) = %q, %v", id, ok)
+	}
+	if _, ok := AlgorithmID("hmac-md5"); ok {
+		t.Fatal("hmac-md5 accepted")
+	}
+}

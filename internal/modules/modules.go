@@ -30,6 +30,7 @@ func entries() map[string]module.Entry {
 		"pve_tenant_access": access.Module(),
 		"nsupdate_tsig":     dnsupdate.Module(),
 		"substrate_report":  report.Module(),
+		"tenant_verify":     report.VerifyModule(),
 	}
 }
 

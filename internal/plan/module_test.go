@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -21,7 +22,8 @@ func TestTdemo(t *testing.T) {
 	tn := res["tenant"].(map[string]any)
 	vm := tn["vms"].([]any)[0].(map[string]any)
 	if tn["subnet"] != "10.20.129.0/24" || tn["gateway"] != "10.20.129.1" || vm["address"] != "10.20.129.10" ||
-		vm["fqdn"] != "tdemo-1.tdemo.mobile.deevnet.net" || tn["reverse_zone"] != "129.20.10.in-addr.arpa" {
+		vm["fqdn"] != "tdemo-1.tdemo.mobile.deevnet.net" || tn["reverse_zone"] != "129.20.10.in-addr.arpa" ||
+		fmt.Sprint(tn["vmid_range"]) != "[10100 10199]" {
 		t.Fatalf("tenant = %v", tn)
 	}
 }

@@ -118,13 +118,14 @@ func (s Site) Tenant(name string, index, vms, vnets int) (Tenant, error) {
 	if 9+vms > size-2 {
 		return Tenant{}, fmt.Errorf("vms: %d VMs from .10 do not fit VNet 0's /%d; use fewer VNets or fewer VMs", vms, bits)
 	}
+	first, _ := VMIDRange(index)
 	for k := 1; k <= vms; k++ {
 		vmName := fmt.Sprintf("%s-%d", name, k)
 		addr := addOffset(subnet.Addr(), 9+k)
 		t.VMs = append(t.VMs, VM{
 			Index:   k,
 			Name:    vmName,
-			VMID:    10000 + 100*index + k,
+			VMID:    first + k,
 			Address: addr,
 			CIDR:    fmt.Sprintf("%s/%d", addr, bits),
 			Gateway: t.VNets[0].Gateway,
@@ -194,11 +195,13 @@ func (t Tenant) Map() map[string]any {
 		vms[i] = map[string]any{"index": vm.Index, "name": vm.Name, "vmid": vm.VMID, "vnet": t.VNets[vm.VNet].ID,
 			"address": vm.Address.String(), "cidr": vm.CIDR, "gateway": vm.Gateway.String(), "fqdn": vm.FQDN}
 	}
+	first, last := VMIDRange(t.Index)
 	return map[string]any{
 		"name": t.Name, "index": t.Index, "subnet": t.Subnet.String(), "gateway": t.Gateway.String(),
 		"zone": t.Zone, "vrf_device": t.VRFDevice, "vrf_vxlan": t.VRFVXLAN, "vnets": vnets,
 		"dns_zone": t.DNSZone, "reverse_zone": t.ReverseZone, "pool": t.Pool, "user": t.User,
 		"token_id": t.TokenID, "token": t.FullTokenID(), "tsig_key": t.TSIGKey, "owner_tag": t.OwnerTag, "vms": vms,
+		"vmid_range": []any{first, last},
 	}
 }
 

@@ -29,6 +29,10 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(content))
 		return
 	}
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/_sim/nodes/"); ok && r.Method == http.MethodPost {
+		s.serveNodeState(w, r, rest, reply)
+		return
+	}
 	switch r.Method + " " + r.URL.Path {
 	case "GET /_sim/stats":
 		reply(s.Stats())
@@ -74,5 +78,46 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		reply(nil)
 	default:
 		http.Error(w, "unknown pvesim admin endpoint", http.StatusNotFound)
+	}
+}
+
+// serveNodeState answers POST /_sim/nodes/{node}/offline {"reason": "...", "since_seconds": N}
+// (the node left the membership N seconds ago) and POST /_sim/nodes/{node}/online {"boot": bool}
+// (back; boot, the default, runs pve-sdn-commit and replies with what it printed).
+func (s *Server) serveNodeState(w http.ResponseWriter, r *http.Request, rest string, reply func(any)) {
+	node, op, _ := strings.Cut(rest, "/")
+	var req struct {
+		Reason string   `json:"reason"`
+		Since  *float64 `json:"since_seconds"`
+		Boot   *bool    `json:"boot"`
+	}
+	if r.ContentLength != 0 {
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil {
+			http.Error(w, "bad node state request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	var err error
+	switch op {
+	case "offline":
+		var age time.Duration
+		if req.Since != nil {
+			age = time.Duration(*req.Since * float64(time.Second))
+		}
+		err = s.SetNodeOffline(node, req.Reason, age)
+		if err == nil {
+			reply(nil)
+		}
+	case "online":
+		var log []string
+		if log, err = s.SetNodeOnline(node, req.Boot == nil || *req.Boot); err == nil {
+			reply(log)
+		}
+	default:
+		http.Error(w, "unknown pvesim admin endpoint", http.StatusNotFound)
+		return
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 	}
 }

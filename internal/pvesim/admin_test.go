@@ -81,7 +81,7 @@ func TestAdminEndpoints(t *testing.T) {
 
 func TestLatencyAndDeterminism(t *testing.T) {
 	macs := func() string {
-		s := startSim(t)
+		s := startSim(t, func(c *Config) { c.Templates[0].Config["net0"] = "virtio=BC:24:11:00:90:00,bridge=vmbr0" })
 		c := rootClient(t, s)
 		c.task("POST", "/nodes/"+node+"/qemu/9000/clone", vals("newid", "100"))
 		var cfg map[string]any

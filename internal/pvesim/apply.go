@@ -105,30 +105,46 @@ func (s *Server) sdnApply(r *reqCtx) (any, error) {
 	if err := s.checkLockToken(r.params, "could not commit SDN config"); err != nil {
 		return nil, err
 	}
+	frr := hasFRR(sd.Running)
 	sd.Running = sd.Current.clone()
 	sd.Version++
+	frr = frr || hasFRR(sd.Running)
 	if r.params.Has("lock-token") && sd.Lock != nil && (!r.params.Has("release-lock") || r.params.Bool("release-lock")) {
 		sd.Lock = nil
 	}
 	t := s.startTask(r, s.st.Nodes[0].Name, "reloadnetworkall", "", nil)
+	// an offline node is tried and logged at once; the task ends OK all the same (nodestate.go)
+	var reach []string
+	for _, n := range s.st.Nodes {
+		if s.st.offline(n.Name) != nil {
+			s.reloadOffline(t, n.Name, frr)
+		} else {
+			reach = append(reach, n.Name)
+		}
+	}
 	if s.cfg.ReloadCommand == "" {
-		t.finish = func() error { s.reloadInTask(t, sd); return nil }
+		t.finish = func() error { s.reloadInTask(t, sd, reach); return nil }
 		return t.UPID, nil
 	}
-	s.reloadByCommand(t)
+	s.reloadByCommand(t, reach)
 	return t.UPID, nil
+}
+
+// hasFRR is pve-network's running_config_has_frr: a controller or a fabric needs FRR.
+func hasFRR(c sdnConfig) bool {
+	return len(c["controllers"]) > 0 || len(c["fabrics"]) > 0
 }
 
 // reloadInTask is the apply task without a reload command: each node writes its files and
 // reloads when the task runs; an injected task fault leaves every node on its old files (pending).
-func (s *Server) reloadInTask(t *Task, sd *sdnState) {
-	for _, n := range s.st.Nodes {
-		s.writeNodeFiles(t, n.Name)
-		if nf := sd.NodeFiles[n.Name]; nf.Reload == "running" {
-			if f := s.matchReloadFault(n.Name); f != nil {
-				s.reloadDone(t, n.Name, nf.Version, errors.New(f.Message), nil)
+func (s *Server) reloadInTask(t *Task, sd *sdnState, nodes []string) {
+	for _, n := range nodes {
+		s.writeNodeFiles(t, n)
+		if nf := sd.NodeFiles[n]; nf.Reload == "running" {
+			if f := s.matchReloadFault(n); f != nil {
+				s.reloadDone(t, n, nf.Version, errors.New(f.Message), nil)
 			} else {
-				s.reloadDone(t, n.Name, nf.Version, nil, nil)
+				s.reloadDone(t, n, nf.Version, nil, nil)
 			}
 		}
 	}
@@ -141,18 +157,18 @@ type reloadJob struct {
 	fault     *ReloadFault
 }
 
-// reloadByCommand writes the files now and runs the reload commands outside the server lock;
-// the task stays running until they are done.
-func (s *Server) reloadByCommand(t *Task) {
+// reloadByCommand writes the nodes' files now and runs their reload commands outside the
+// server lock; the task stays running until they are done.
+func (s *Server) reloadByCommand(t *Task, nodes []string) {
 	t.busy = true
 	var jobs []reloadJob
-	for _, n := range s.st.Nodes {
-		s.writeNodeFiles(t, n.Name)
-		nf := s.st.SDN.NodeFiles[n.Name]
+	for _, n := range nodes {
+		s.writeNodeFiles(t, n)
+		nf := s.st.SDN.NodeFiles[n]
 		if nf.Reload != "running" {
 			continue
 		}
-		jobs = append(jobs, reloadJob{n.Name, filepath.Join(s.cfg.RenderDir, n.Name), nf.Version, s.matchReloadFault(n.Name)})
+		jobs = append(jobs, reloadJob{n, filepath.Join(s.cfg.RenderDir, n), nf.Version, s.matchReloadFault(n)})
 	}
 	timeout := s.cfg.ReloadTimeout
 	if timeout <= 0 {

@@ -48,8 +48,11 @@ type NodeConfig struct {
 	MaxCPU int    `yaml:"maxcpu"`
 	MaxMem int64  `yaml:"maxmem"`
 	// Bridges are the node's own Linux bridges a VM NIC may use besides running VNets;
-	// empty means [vmbr0], what the PVE installer creates.
+	// empty means the bridges of Network.
 	Bridges []string `yaml:"bridges"`
+	// Network is the node's /etc/network/interfaces as GET /nodes/{node}/network returns it
+	// (nodenetwork.go); empty means the installer's eno1 and vmbr0 on it.
+	Network []IfaceConfig `yaml:"network"`
 }
 
 // StorageConfig is one storage; Content lists e.g. images, rootdir, iso.
@@ -73,7 +76,7 @@ type TemplateConfig struct {
 }
 
 // DefaultConfig is one node dv02hyp002p02 with template 9000
-// "debian-12-genericcloud", storages local + local-lvm, and root@pam!sim.
+// "debian-12-genericcloud" (without a NIC: ADR-0013), storages local + local-lvm, and root@pam!sim.
 func DefaultConfig() Config {
 	return Config{
 		Listen:      "127.0.0.1:0",
@@ -82,7 +85,13 @@ func DefaultConfig() Config {
 		Release:     "9.1",
 		ClusterName: "sim",
 		MACPrefix:   "BC:24:11",
-		Nodes:       []NodeConfig{{Name: "dv02hyp002p02", MaxCPU: 16, MaxMem: 68719476736}},
+		Nodes: []NodeConfig{{Name: "dv02hyp002p02", MaxCPU: 16, MaxMem: 68719476736, Network: []IfaceConfig{
+			// examples/substrate's host_vars as proxmox_node_network renders them
+			{Iface: "enp1s0", Type: "eth"},
+			{Iface: "vmbr0", Type: "bridge", BridgePorts: "enp1s0", VLANAware: true, CIDR: "10.20.10.2/24"},
+			{Iface: "vmbr0.50", Type: "vlan", CIDR: "10.20.50.2/24"},
+			{Iface: "vmbr0.51", Type: "vlan", CIDR: "10.20.51.2/24"},
+		}}},
 		Storages: []StorageConfig{
 			{ID: "local", Type: "dir", Content: []string{"iso", "vztmpl", "backup", "snippets"}},
 			{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Clone: true},
@@ -93,7 +102,6 @@ func DefaultConfig() Config {
 				"cores": "2", "memory": "2048", "sockets": "1", "ostype": "l26", "scsihw": "virtio-scsi-single",
 				"scsi0":    "local-lvm:base-9000-disk-0,size=3G",
 				"ide2":     "local-lvm:vm-9000-cloudinit,media=cdrom",
-				"net0":     "virtio=BC:24:11:00:90:00,bridge=vmbr0",
 				"boot":     "order=scsi0",
 				"serial0":  "socket",
 				"vga":      "serial0",

@@ -61,13 +61,18 @@ func TestConformanceTokenUserACL(t *testing.T) {
 			method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "PVEVMUser"}, status: 400,
 			errors: map[string]string{"tokens": "either 'users', 'groups' or 'tokens' is required."}},
 	})
+	// The tenant's role on its pool is DeevnetTenantVM (ADR-0013), without PVEVMUser's VM.Console,
+	// VM.Backup and VM.GuestAgent.*: PVEVMUser is not a subset of what it holds (ACL.pm:196).
+	expect(t, a.tenant, []refusal{{name: "a role with privileges it lacks", source: "ACL.pm:196 update_acl",
+		method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "PVEVMUser", "users", a.user, "propagate", "0"}, status: 400,
+		errors: map[string]string{"role": "Cannot add role 'PVEVMUser' - requires 'Permissions.Modify' or superset of privileges."}}})
 	// What PVE does allow: VM.Allocate on its VM (from the pool) lets the token hand out, without
-	// propagation, a role whose privileges it holds there (ACL.pm:189).
-	a.tenant.ok("PUT", "/access/acl", vals("path", "/vms/10101", "roles", "PVEVMUser", "users", a.user, "propagate", "0"), nil)
+	// propagation, a role whose privileges it holds there (ACL.pm:189): its own.
+	a.tenant.ok("PUT", "/access/acl", vals("path", "/vms/10101", "roles", "DeevnetTenantVM", "users", a.user, "propagate", "0"), nil)
 	// It lists the ACL entries of the paths it may modify, its VM's, and no other (ACL.pm:74-85).
 	var acl []map[string]any
 	a.tenant.ok("GET", "/access/acl", nil, &acl)
-	if len(acl) != 1 || acl[0]["path"] != "/vms/10101" || acl[0]["roleid"] != "PVEVMUser" {
+	if len(acl) != 1 || acl[0]["path"] != "/vms/10101" || acl[0]["roleid"] != "DeevnetTenantVM" {
 		t.Fatalf("the ACL the token sees: %v", acl)
 	}
 

@@ -25,6 +25,16 @@ func vmConformanceSetup(t *testing.T) (s *Server, a, b onboarded) {
 	return s, a, b
 }
 
+// withVMAdmin grants o PVEVMAdmin on its pool, as onboarding did before ADR-0013: a check PVE
+// makes behind VM.Clone or VM.Config.HWType, which the tenant's own role no longer holds, is only
+// reached with them.
+func (o onboarded) withVMAdmin(t *testing.T) {
+	t.Helper()
+	for _, who := range [][2]string{{"users", o.user}, {"tokens", o.token}} {
+		o.root.ok("PUT", "/access/acl", vals("path", "/pool/"+o.pool, "roles", "PVEVMAdmin", who[0], who[1]), nil)
+	}
+}
+
 // taskRefusal is a POST config whose refusal comes from update_vm_api's worker: the call returns
 // a task, the task fails with PVE's message.
 type taskRefusal struct {
@@ -77,6 +87,7 @@ func TestConformanceVnetAccess(t *testing.T) {
 	// A NIC root put on a VLAN of vmbr0: the clone checks the source's NICs, the update the NIC it
 	// replaces or removes.
 	a.root.ok("PUT", cfg, vals("net3", "virtio,bridge=vmbr0,tag=20"), nil)
+	a.withVMAdmin(t) // cloning its own VM needs VM.Clone
 	expect(t, a.tenant, []refusal{
 		{name: "clone of a VM with a NIC on a VLAN of vmbr0", source: "Qemu.pm:4494",
 			method: "POST", path: "/nodes/" + node + "/qemu/10101/clone", params: []string{"newid", "10103", "pool", a.pool}, status: 403, msg: deny(vmbr0 + "/20")},
@@ -101,6 +112,10 @@ func TestConformanceVnetAccess(t *testing.T) {
 func TestConformanceModifyConfigPerm(t *testing.T) {
 	_, a, _ := vmConformanceSetup(t)
 	cfg := "/nodes/" + node + "/qemu/10101/config"
+	// With the role onboarding grants (ADR-0013) every device is refused at VM.Config.HWType.
+	expectTasks(t, a.tenant, cfg, []taskRefusal{{name: "a USB mapping under DeevnetTenantVM", source: "Qemu.pm:995",
+		params: []string{"usb0", "mapping=dongle"}, exit: "Permission check failed (/vms/10101, VM.Config.HWType)"}})
+	a.withVMAdmin(t) // the device checks sit behind VM.Config.HWType
 	root := func(opt string) string { return "only root can set '" + opt + "' config\n" }
 	sysModify := "Permission check failed (/, Sys.Modify)\n"
 	expect(t, a.tenant, []refusal{

@@ -42,14 +42,17 @@
 // lists are replaced whole; a template on an unknown node lands on the first):
 //
 //	nodes:
-//	  - {name: dv02hyp002p02, maxcpu: 16, maxmem: 68719476736, bridges: [vmbr0]}  # bridges: default [vmbr0]; a VM starts only on these or a running VNet
-//	  - {name: dv02hyp003p02, maxcpu: 16, maxmem: 68719476736}
+//	  - {name: dv02hyp002p02, maxcpu: 16, maxmem: 68719476736,
+//	     network: [{iface: enp1s0, type: eth},     # GET /nodes/{node}/network (nodenetwork.go); default: the
+//	               {iface: vmbr0, type: bridge,    # installer's eno1 + vmbr0 (bridge_ports eno1)
+//	                bridge_ports: enp1s0, bridge_vlan_aware: true, cidr: 10.20.10.2/24},
+//	               {iface: vmbr0.50, type: vlan, cidr: 10.20.50.2/24}]}
+//	  - {name: dv02hyp003p02, maxcpu: 16, maxmem: 68719476736, bridges: [vmbr0]}  # bridges: default those of network; a VM starts only on these or a running VNet
 //	storages:
 //	  - {id: local-lvm, type: lvmthin, content: [images, rootdir], clone: true}
 //	templates:
 //	  - {vmid: 9000, name: debian-12-genericcloud, template: true,
-//	     config: {cores: "2", memory: "2048", scsi0: "local-lvm:base-9000-disk-0,size=3G",
-//	              net0: "virtio=BC:24:11:00:90:00,bridge=vmbr0"}}
+//	     config: {cores: "2", memory: "2048", scsi0: "local-lvm:base-9000-disk-0,size=3G"}}  # no NIC (ADR-0013)
 //	task_duration: 200ms
 //	latency: 5ms
 //	render_dir: /tmp/lab/nodes       # as --render-dir

@@ -31,8 +31,9 @@ func (s *Server) version(r *reqCtx) (any, error) {
 func (s *Server) nodes(r *reqCtx) (any, error) {
 	out := []map[string]any{}
 	for _, n := range s.st.Nodes {
-		out = append(out, map[string]any{"node": n.Name, "status": "online", "type": "node", "id": "node/" + n.Name,
-			"maxcpu": n.MaxCPU, "maxmem": n.MaxMem, "level": "", "ssl_fingerprint": ""})
+		e := s.nodeEntry(n)
+		e["ssl_fingerprint"] = ""
+		out = append(out, e)
 	}
 	return out, nil
 }
@@ -52,7 +53,7 @@ func (s *Server) clusterStatus(r *reqCtx) (any, error) {
 	out := []map[string]any{{"type": "cluster", "id": "cluster", "name": s.cfg.ClusterName, "nodes": len(s.st.Nodes), "quorate": 1, "version": 1}}
 	for i, n := range s.st.Nodes {
 		out = append(out, map[string]any{"type": "node", "id": "node/" + n.Name, "name": n.Name, "nodeid": i + 1,
-			"online": 1, "local": boolInt(i == 0), "ip": fmt.Sprintf("127.0.0.%d", i+1), "level": ""})
+			"online": boolInt(s.st.offline(n.Name) == nil), "local": boolInt(i == 0), "ip": nodeIP(i), "level": ""})
 	}
 	return out, nil
 }
@@ -95,9 +96,12 @@ func (s *Server) resources(r *reqCtx) (any, error) {
 			if !s.st.has(r.who, fmt.Sprintf("/vms/%d", id), []string{"VM.Audit"}, false) {
 				continue
 			}
-			o := map[string]any{"id": fmt.Sprintf("qemu/%d", id), "type": "qemu", "vmid": id, "node": vm.Node,
-				"name": vm.Config["name"], "status": vm.Status, "template": boolInt(vm.Template),
-				"maxcpu": atoiSafe(vm.Config["cores"]), "maxmem": int64(atoiSafe(vm.Config["memory"])) << 20}
+			o := map[string]any{"id": fmt.Sprintf("qemu/%d", id), "type": "qemu", "vmid": id, "node": vm.Node, "status": "unknown"}
+			if off := s.st.offline(vm.Node); off == nil || off.rrdFresh() {
+				// the guest's RRD entry: gone five minutes after its node left (extract_vm_stats)
+				o["name"], o["status"], o["template"] = vm.Config["name"], vm.Status, boolInt(vm.Template)
+				o["maxcpu"], o["maxmem"] = atoiSafe(vm.Config["cores"]), int64(atoiSafe(vm.Config["memory"]))<<20
+			}
 			if vm.Pool != "" {
 				o["pool"] = vm.Pool
 			}
@@ -113,7 +117,7 @@ func (s *Server) resources(r *reqCtx) (any, error) {
 	if typ == "" || typ == "node" {
 		for _, n := range s.st.Nodes {
 			if s.st.has(r.who, "/nodes/"+n.Name, []string{"Sys.Audit"}, false) {
-				out = append(out, map[string]any{"id": "node/" + n.Name, "type": "node", "node": n.Name, "status": "online", "maxcpu": n.MaxCPU, "maxmem": n.MaxMem})
+				out = append(out, s.nodeEntry(n))
 			}
 		}
 	}
@@ -130,7 +134,11 @@ func (s *Server) resources(r *reqCtx) (any, error) {
 	}
 	if typ == "" || typ == "sdn" {
 		for _, n := range s.st.Nodes {
-			for _, z := range sortedKeys(s.st.SDN.Current["zones"]) {
+			zones := sortedKeys(s.st.SDN.Current["zones"])
+			if o := s.st.offline(n.Name); o != nil {
+				zones = o.Zones // what it last broadcast: pmxcfs keeps a member's kv data
+			}
+			for _, z := range zones {
 				if s.st.has(r.who, "/sdn/zones/"+z, []string{"SDN.Audit"}, false) {
 					out = append(out, map[string]any{"id": "sdn/" + n.Name + "/" + z, "type": "sdn", "sdn": z, "node": n.Name, "status": "ok"})
 				}

@@ -87,6 +87,7 @@ type apiError struct {
 	Status  int
 	Message string
 	Errors  map[string]string
+	NoBody  bool // a proxy's own failure (595): the reason phrase alone, as pveproxy sends it
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -109,6 +110,11 @@ func plainErr(format string, a ...any) *apiError {
 func (cfg Config) checked() (Config, error) {
 	if len(cfg.Nodes) == 0 {
 		return cfg, errors.New("pvesim: config has no nodes")
+	}
+	for _, n := range cfg.Nodes {
+		if err := n.checkNetwork(); err != nil {
+			return cfg, fmt.Errorf("pvesim: %w", err)
+		}
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
@@ -401,7 +407,7 @@ func writeError(w http.ResponseWriter, e *apiError) {
 		body["errors"] = e.Errors
 	}
 	b, _ := json.Marshal(body)
-	if e.Status == 401 && e.Message == "Authentication failed!\n" {
+	if (e.Status == 401 && e.Message == "Authentication failed!\n") || e.NoBody {
 		b = nil
 	}
 	reason := strings.SplitN(strings.TrimRight(e.Message, "\n"), "\n", 2)[0]
@@ -428,7 +434,8 @@ func writeError(w http.ResponseWriter, e *apiError) {
 
 // admit runs PVE's checks between routing and the handler, in PVE's order: URI parameters
 // against body parameters (merged into params), a token on a ticket-only path, the permission
-// check with the raw parameters, then schema validation.
+// check with the raw parameters, the proxy to an offline node (595), then schema validation,
+// which the target node does.
 func (s *Server) admit(who principal, mi *schema.Method, path string, vars map[string]string, params Params) error {
 	for k, v := range vars {
 		if bv, ok := params[k]; ok && fmt.Sprint(bv) != v {
@@ -448,6 +455,9 @@ func (s *Server) admit(who principal, mi *schema.Method, path string, vars map[s
 				return err
 			}
 		}
+	}
+	if err := s.proxyCheck(mi, params); err != nil {
+		return err
 	}
 	if errs := s.schema.Validate(mi.Parameters, params); len(errs) > 0 {
 		return paramErr(errs)

@@ -21,6 +21,8 @@ type state struct {
 	Tasks    map[string]*Task         `json:"tasks"`
 	TaskSeq  []string                 `json:"task_seq"`
 	NextPID  int                      `json:"next_pid"`
+	// Offline are the members out of the membership (nodestate.go).
+	Offline map[string]*offlineNode `json:"offline,omitempty"`
 }
 
 // User is a PVE user with its API tokens.

@@ -9,7 +9,8 @@ import (
 )
 
 func TestVMLifecycle(t *testing.T) {
-	s := startSim(t)
+	// a template with a NIC (the default has none, ADR-0013): its clone gets a new MAC
+	s := startSim(t, func(c *Config) { c.Templates[0].Config["net0"] = "virtio=BC:24:11:00:90:00,bridge=vmbr0" })
 	c := rootClient(t, s)
 	evpnBase(t, c)
 	c.ok("POST", "/pools", vals("poolid", "tenant-tdemo"), nil)
@@ -295,7 +296,8 @@ func TestGuestAgentInterfaces(t *testing.T) {
 	s := startSim(t)
 	c := rootClient(t, s)
 	c.task("POST", "/nodes/"+node+"/qemu/9000/clone", vals("newid", "150"))
-	c.task("POST", "/nodes/"+node+"/qemu/150/config", vals("ipconfig0", "ip=10.20.129.10/24,gw=10.20.129.1"))
+	// the template has no NIC (ADR-0013): the clone gets its net0 with its address
+	c.task("POST", "/nodes/"+node+"/qemu/150/config", vals("ipconfig0", "ip=10.20.129.10/24,gw=10.20.129.1", "net0", "virtio,bridge=vmbr0"))
 	if r := c.do("GET", "/nodes/"+node+"/qemu/150/agent/network-get-interfaces", nil); r.Status != 500 || r.Message != "VM 150 is not running\n" {
 		t.Fatalf("agent on stopped VM: %d %q", r.Status, r.Message)
 	}

@@ -298,10 +298,10 @@ var sshKeyRe = regexp.MustCompile(`^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp(256|
 // checkBridges fails a start as PVE's tap_plug does when a NIC names a bridge that is neither
 // a bridge of the VM's node nor a VNet of the running (applied) SDN config.
 func (s *Server) checkBridges(vm *VM) error {
-	bridges := []string{"vmbr0"}
+	var bridges []string
 	for _, n := range s.cfg.Nodes {
-		if n.Name == vm.Node && len(n.Bridges) > 0 {
-			bridges = n.Bridges
+		if n.Name == vm.Node {
+			bridges = n.bridges()
 		}
 	}
 	keys := make([]string, 0, len(vm.Config))

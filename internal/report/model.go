@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/deevnet/tenant/internal/plan"
+	"github.com/deevnet/tenant/internal/vm"
 )
 
 // Check is the outcome of one check of the tenant contract, as the verify run saw it.
@@ -60,6 +61,10 @@ type VMView struct {
 	Found   *VM
 	A, PTR  Record
 	Address string // from the VM's ipconfig0, as PVE has it
+	// The tenant's pool and vmid range: a planned vmid held by another pool, or a vmid of
+	// another range held by this pool, is squatting (docs/security.md).
+	Pool        string
+	First, Last int
 }
 
 // Name is the VM's planned name, else the name PVE reports.
@@ -84,6 +89,15 @@ func (v VMView) Problems() []string {
 	switch {
 	case v.Found == nil:
 		return []string{"missing in PVE"}
+	case v.Plan != nil && v.Found.Pool != v.Pool:
+		// Only the pool says whose a VM is: the name and tags are the holder's to set.
+		holder := "no tenant's pool"
+		if t := vm.PoolOwner(v.Found.Pool); t != "" {
+			holder = "tenant " + t + "'s pool"
+		}
+		return []string{fmt.Sprintf("vmid %d is held by %s (pool %s), not %s", v.Found.VMID, holder, orNone(v.Found.Pool), v.Pool)}
+	case v.Plan == nil && (v.Found.VMID < v.First || v.Found.VMID > v.Last):
+		p = append(p, vm.SquatMessage(v.Found.VMID, v.Found.Name, vm.PoolOwner(v.Found.Pool)))
 	case v.Plan == nil:
 		p = append(p, "not in the plan")
 	}
@@ -171,11 +185,12 @@ func Build(site plan.Site, sub Substrate, tenants []TenantInput, records map[str
 			tv.VNets = append(tv.VNets, vv)
 		}
 		recs := records[in.Name]
+		first, last := plan.VMIDRange(t.Index)
 		planned := map[int]bool{}
 		for i := range t.VMs {
 			pvm := &t.VMs[i]
 			planned[pvm.VMID] = true
-			vm := VMView{Plan: pvm}
+			vm := VMView{Plan: pvm, Pool: t.Pool, First: first, Last: last}
 			if len(recs) >= 2*(i+1) {
 				vm.A, vm.PTR = recs[2*i], recs[2*i+1]
 			}
@@ -190,7 +205,8 @@ func Build(site plan.Site, sub Substrate, tenants []TenantInput, records map[str
 		// A guest in the tenant's pool the plan does not know (more VMs than declared).
 		for j := range sub.VMs {
 			if sub.VMs[j].Pool == t.Pool && !planned[sub.VMs[j].VMID] && !sub.VMs[j].Template {
-				tv.VMs = append(tv.VMs, VMView{Found: &sub.VMs[j], Address: strings.Split(ipField(sub.VMs[j].IPConfig, "ip"), "/")[0]})
+				tv.VMs = append(tv.VMs, VMView{Found: &sub.VMs[j], Address: strings.Split(ipField(sub.VMs[j].IPConfig, "ip"), "/")[0],
+					Pool: t.Pool, First: first, Last: last})
 			}
 		}
 		if len(recs) > 2*len(t.VMs) {

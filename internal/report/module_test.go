@@ -288,3 +288,22 @@ func TestReadStopsAtTheFirstFailure(t *testing.T) {
 		t.Errorf("GET /nodes sent %d time(s), want 1 (the reads before the failure)", after["GET /nodes"]-before["GET /nodes"])
 	}
 }
+
+// Squatting (issue 24): tdemo's VM takes vmid 10202, tother's second, and carries tother's tag.
+// The report names the holder by the pool, in tother's row and in tdemo's, and the forged tag
+// does not make the VM tother's.
+func TestSquattedVMIDIsNamedByThePool(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	l.must(l.root.Post(ctx, "/pools", map[string]any{"poolid": "tenant-tother"}, nil))
+	var upid string
+	l.must(l.root.Post(ctx, "/nodes/"+node+"/qemu/9000/clone", map[string]any{"newid": 10202, "name": "grab", "pool": "tenant-tdemo"}, &upid))
+	l.must(l.root.WaitTask(ctx, upid))
+	l.must(l.root.Put(ctx, fmt.Sprintf("/nodes/%s/qemu/10202/config", node), map[string]any{"tags": "tenant-tother"}, nil))
+	_, md := l.report(false, tdemo(passed), map[string]any{"name": "tother", "index": 2, "vms": 2})
+	wantIn(t, "report", md,
+		"**(vmid 10202 is held by tenant tdemo's pool (pool tenant-tdemo), not tenant-tother)**",
+		"| VM grab | (not planned) | none on dv02hyp002p02, stopped, bridge ",
+		`pool tenant-tdemo **(vmid 10202 ("grab") is held by tenant tdemo's pool, in index 2's range 10200-10299, not its own; stopped)** |`)
+	wantIn(t, "mermaid", mermaidOf(t, md), "VM tother-2 · 10202<br/>none<br/>on dv02hyp002p02 · VMID 10202 IS HELD BY TENANT TDEMO'S POOL")
+}

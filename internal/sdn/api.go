@@ -19,6 +19,9 @@ type API struct {
 	// Settle is how long a node whose SDN status is pending is waited for
 	// after an apply (0: 30 s).
 	Settle time.Duration
+	// Maintenance are the nodes the operator took out: offline, an apply leaves them pending
+	// instead of failing (nodes.go).
+	Maintenance []string
 }
 
 // waitLock retries try while it fails with a held lock and LockWait allows; the final

@@ -31,9 +31,10 @@ func timingOptions() map[string]*module.Option {
 type Staging struct {
 	pve.Connection
 	Timing
-	State string         `opt:"state"`
-	Apply bool           `opt:"apply"`
-	Site  map[string]any `opt:"site"`
+	State       string         `opt:"state"`
+	Apply       bool           `opt:"apply"`
+	Site        map[string]any `opt:"site"`
+	Maintenance []string       `opt:"maintenance"`
 }
 
 // stagingSpec is the spec of the Staging options plus opts, and the connection options.
@@ -42,6 +43,7 @@ func stagingSpec(opts map[string]*module.Option) map[string]*module.Option {
 	all["state"] = &module.Option{Type: module.TypeStr, Default: "present", Choices: []any{"present", "absent"}}
 	all["apply"] = &module.Option{Type: module.TypeBool, Default: false}
 	all["site"] = &module.Option{Type: module.TypeDict}
+	all["maintenance"] = maintenanceOption()
 	for k, v := range opts {
 		all[k] = v
 	}
@@ -84,13 +86,36 @@ func stage(m *module.Module, o *Staging, key, id string, planWork func(context.C
 		return module.Result{}, err
 	}
 	defer cancel()
+	// before anything is written: a node the apply cannot reach fails the run unless it is in
+	// maintenance (nodes.go)
+	api.Maintenance = o.Maintenance
+	away, err := api.Unreachable(ctx)
+	if err != nil {
+		return module.Result{}, err
+	}
 	w, err := planWork(ctx, api)
 	if err != nil {
 		return module.Result{}, err
 	}
 	res, err := converge(ctx, m, api, w, o.Apply)
 	res.Values[key] = id
+	res.Values["pending_nodes"] = nonNil(away)
+	if len(away) > 0 && o.Apply {
+		m.Warn(pendingNodesWarning(away))
+	}
 	return res, err
+}
+
+// maintenanceOption is the option of every module that applies SDN: the nodes taken out.
+func maintenanceOption() *module.Option {
+	return &module.Option{Type: module.TypeList, Elements: module.TypeStr, Default: []any{}}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // stageResult turns a converge outcome into the module result shared by the staging modules.

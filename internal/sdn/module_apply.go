@@ -18,6 +18,7 @@ type ApplyOptions struct {
 	Expect              []string `opt:"expect"`
 	AllowForeignPending bool     `opt:"allow_foreign_pending"`
 	OnFailure           string   `opt:"on_failure"`
+	Maintenance         []string `opt:"maintenance"`
 }
 
 // ApplyModule is pve_sdn_apply: plugins/modules/pve_sdn_apply.py documents it.
@@ -28,6 +29,7 @@ func applySpec() module.Spec {
 	opts["expect"] = &module.Option{Type: module.TypeList, Elements: module.TypeStr, Default: []any{}}
 	opts["allow_foreign_pending"] = &module.Option{Type: module.TypeBool, Default: false}
 	opts["on_failure"] = &module.Option{Type: module.TypeStr, Default: "release", Choices: []any{"release", "rollback"}}
+	opts["maintenance"] = maintenanceOption()
 	return module.Spec{Options: pve.WithConnectionOptions(opts), SupportsCheckMode: true}
 }
 
@@ -76,11 +78,22 @@ func apply(m *module.Module, o *ApplyOptions) (module.Result, error) {
 		return module.Result{}, err
 	}
 	defer cancel()
+	// before anything is written: a node the apply cannot reach fails the run unless it is in
+	// maintenance (nodes.go); one in maintenance is reported, never passed over in silence
+	api.Maintenance = o.Maintenance
+	away, err := api.Unreachable(ctx)
+	if err != nil {
+		return module.Result{}, err
+	}
+	if len(away) > 0 {
+		m.Warn(pendingNodesWarning(away))
+	}
 	pending, err := PendingSet(ctx, api, map[Kind][]Observed{})
 	if err != nil {
 		return module.Result{}, err
 	}
-	values := map[string]any{"pending_objects": pendingList(pending), "apply_task": nil, "applied": false, "reapplied_for": []string{}}
+	values := map[string]any{"pending_objects": pendingList(pending), "apply_task": nil, "applied": false, "reapplied_for": []string{},
+		"pending_nodes": nonNil(away)}
 	var reapply []ZoneStatus
 	if len(pending) == 0 {
 		// Nothing staged; but a node whose reload failed (or never came)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"time"
 
@@ -19,22 +20,31 @@ type ZoneStatus struct {
 	Status string
 }
 
-func (z ZoneStatus) String() string { return z.Node + "/" + z.Zone + " (" + z.Status + ")" }
+func (z ZoneStatus) String() string {
+	if z.Zone == "" { // the node itself: offline
+		return z.Node + " (" + z.Status + ")"
+	}
+	return z.Node + "/" + z.Zone + " (" + z.Status + ")"
+}
 
 // defaultSettle is how long a pending node is given to finish its reload:
 // PVE's apply task ends when it has started the node reloads, not when they end.
 const defaultSettle = 30 * time.Second
 
-// NodeZones reads every online node's zone statuses.
+// NodeZones reads every online node's zone statuses. A node that is not online has none to
+// read (PVE answers 595): one in maintenance is left out (Unreachable reports it), any other
+// is one entry with the node's status and no zone, which is never settled.
 func (a API) NodeZones(ctx context.Context) ([]ZoneStatus, error) {
-	var nodes []map[string]any
-	if err := a.C.Get(ctx, "/nodes", nil, &nodes); err != nil {
-		return nil, fmt.Errorf("reading the cluster nodes: %w", err)
+	status, err := a.NodeStatus(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var out []ZoneStatus
-	for _, n := range nodes {
-		name, _ := n["node"].(string)
-		if name == "" || n["status"] != "online" {
+	for _, name := range pve.SortedNodes(status) {
+		if status[name] != "online" {
+			if !slices.Contains(a.Maintenance, name) {
+				out = append(out, ZoneStatus{Node: name, Status: status[name]})
+			}
 			continue
 		}
 		var zones []map[string]any

@@ -17,6 +17,9 @@ import (
 func apply(ctx context.Context, api API, p *vmPlan, timeout time.Duration) error {
 	a := &applier{ctx: ctx, api: api, p: p, timeout: timeout, running: p.obs != nil && p.obs.Status == "running"}
 	d, r := p.d, p.res
+	if p.away { // its node is offline: nothing can reach it
+		return nil
+	}
 	if p.destroy {
 		if err := a.destroy(); err != nil {
 			return err

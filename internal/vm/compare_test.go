@@ -110,11 +110,13 @@ func TestCompareUnmanagedKeysAreLeftAlone(t *testing.T) {
 	}
 }
 
+// Ownership is the pool's: a tag, which the tenant's own token may set, neither gives nor
+// takes a VM.
 func TestCheckOwner(t *testing.T) {
 	d := tdemo1()
 	ok := []Observed{
 		{Name: "tdemo-1", Pool: "tenant-tdemo"},
-		{Name: "tdemo-1", Tags: []string{"tenant-tdemo"}},
+		{Name: "tdemo-1", Pool: "tenant-tdemo", Tags: []string{"tenant-tother"}},
 	}
 	for _, o := range ok {
 		if err := checkOwner(d, o); err != nil {
@@ -122,15 +124,47 @@ func TestCheckOwner(t *testing.T) {
 		}
 	}
 	bad := map[string]Observed{
-		"belongs to tenant tother": {Name: "x", Pool: "tenant-tdemo", Tags: []string{"tenant-tother"}},
-		"is in pool tenant-tother": {Name: "x", Pool: "tenant-tother"},
-		"does not own":             {Name: "x"},
-		"is a template":            {Name: "x", Template: true},
+		"is held by tenant tother's pool tenant-tother": {Name: "x", Pool: "tenant-tother", Tags: []string{"tenant-tdemo"}},
+		"is in pool ops, not tenant-tdemo":              {Name: "x", Pool: "ops"},
+		"a tag does not make it the tenant's":           {Name: "x", Tags: []string{"tenant-tdemo"}},
+		"does not own":                                  {Name: "x"},
+		"is a template":                                 {Name: "x", Template: true},
 	}
 	for want, o := range bad {
 		if err := checkOwner(d, o); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("checkOwner(%+v) = %v, want %q", o, err, want)
 		}
+	}
+}
+
+func TestOwnerOfReadsThePoolNotTags(t *testing.T) {
+	cases := map[string]Observed{
+		"tdemo": {Pool: "tenant-tdemo", Tags: []string{"tenant-tother"}},
+		"":      {Tags: []string{"tenant-tother"}},
+		"tx":    {Pool: "tenant-tx"},
+	}
+	for want, o := range cases {
+		if got := OwnerOf(o); got != want {
+			t.Errorf("OwnerOf(%+v) = %q, want %q", o, got, want)
+		}
+	}
+}
+
+func TestSquatsNameThePoolsTenant(t *testing.T) {
+	inv := &Inventory{VMs: map[int]Observed{
+		10101: {VMID: 10101, Name: "tdemo-1", Pool: "tenant-tdemo"},
+		10202: {VMID: 10202, Name: "grab", Pool: "tenant-tdemo", Tags: []string{"tenant-tother"}},
+		9001:  {VMID: 9001, Name: "low", Pool: "tenant-tdemo"},
+		10203: {VMID: 10203, Name: "tother-3", Pool: "tenant-tother"},
+		9000:  {VMID: 9000, Name: "tmpl", Pool: "tenant-tdemo", Template: true},
+	}}
+	got := Squats(inv, "tenant-tdemo", 10100, 10199)
+	want := []string{
+		`vmid 9001 ("low") is held by tenant tdemo's pool, below every tenant's range, not its own`,
+		`vmid 10202 ("grab") is held by tenant tdemo's pool, in index 2's range 10200-10299, not its own`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("Squats = %q\nwant %q", got, want)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/reconcile"
 )
@@ -31,24 +32,27 @@ type Options struct {
 	Parallel    int           // VMs at once; 0: DefaultParallel
 	TaskTimeout time.Duration // per PVE task; 0: 10 minutes
 	CheckMode   bool          // read and compare only
+	Nodes       Nodes         // offline nodes and maintenance (nodes.go)
 }
 
 // Result is the outcome for one VM.
 type Result struct {
-	Name     string         `json:"name"`
-	VMID     int            `json:"vmid"`
-	Node     string         `json:"node"`
-	State    State          `json:"state"`
-	Changed  bool           `json:"changed"`
-	Actions  []string       `json:"actions"`         // clone, config, resize, start, stop, destroy, in order
-	Changes  []Change       `json:"changes"`         // config keys, before and after
-	Status   string         `json:"status"`          // running, stopped, absent (after the run; predicted in check mode)
-	MAC      string         `json:"mac,omitempty"`   // net0's MAC, when known
-	Pending  []string       `json:"pending"`         // keys PVE keeps pending until the next start
-	Warnings []string       `json:"warnings"`        // also reported through the module
-	Error    string         `json:"error,omitempty"` // this VM failed
-	Before   map[string]any `json:"-"`               // for the diff
-	After    map[string]any `json:"-"`
+	Name     string   `json:"name"`
+	VMID     int      `json:"vmid"`
+	Node     string   `json:"node"`
+	State    State    `json:"state"`
+	Changed  bool     `json:"changed"`
+	Actions  []string `json:"actions"`         // clone, config, resize, start, stop, destroy, in order
+	Changes  []Change `json:"changes"`         // config keys, before and after
+	Status   string   `json:"status"`          // running, stopped, absent (after the run; predicted in check mode)
+	MAC      string   `json:"mac,omitempty"`   // net0's MAC, when known
+	Pending  []string `json:"pending"`         // keys PVE keeps pending until the next start
+	Warnings []string `json:"warnings"`        // also reported through the module
+	Error    string   `json:"error,omitempty"` // this VM failed
+	// PendingNode is the offline node in maintenance the VM was left on, this run.
+	PendingNode string         `json:"pending_node,omitempty"`
+	Before      map[string]any `json:"-"` // for the diff
+	After       map[string]any `json:"-"`
 }
 
 // vmPlan is what the read phase decided for one VM.
@@ -61,6 +65,7 @@ type vmPlan struct {
 	clone    bool
 	template int
 	tmplNode string // the node holding the template: clones are requested there
+	away     bool   // on an offline node in maintenance: left as it is
 	delta    Delta
 	res      *Result
 }
@@ -77,7 +82,7 @@ type vmPlan struct {
 func Converge(ctx context.Context, api API, want []Desired, opts Options) ([]*Result, error) {
 	opts = opts.withDefaults()
 	plans, acted, err := reconcile.Run(ctx, opts.CheckMode, func(ctx context.Context) ([]*vmPlan, bool, error) {
-		plans, err := planAll(ctx, api, want, opts.Parallel)
+		plans, err := planAll(ctx, api, want, opts)
 		return plans, slices.ContainsFunc(plans, (*vmPlan).acts), err
 	}, func(ctx context.Context, plans []*vmPlan) error {
 		return applyAll(ctx, api, plans, opts)
@@ -111,7 +116,7 @@ func (o Options) withDefaults() Options {
 
 // planAll validates the declarations, reads the inventory once and plans every VM (par at
 // once), then prechecks what the writes rely on. It writes nothing; any error refuses the run.
-func planAll(ctx context.Context, api API, want []Desired, par int) ([]*vmPlan, error) {
+func planAll(ctx context.Context, api API, want []Desired, opts Options) ([]*vmPlan, error) {
 	seen := map[int]string{}
 	for _, d := range want {
 		if err := d.Validate(); err != nil {
@@ -128,14 +133,21 @@ func planAll(ctx context.Context, api API, want []Desired, par int) ([]*vmPlan, 
 	}
 	plans := make([]*vmPlan, len(want))
 	errs := make([]error, len(want))
-	forEach(len(want), par, func(i int) {
-		plans[i], errs[i] = planVM(ctx, api, inv, want[i])
+	forEach(len(want), opts.Parallel, func(i int) {
+		plans[i], errs[i] = planVM(ctx, api, inv, want[i], opts.Nodes)
 	})
 	if err := joinErrors(errs); err != nil {
 		return nil, err
 	}
 	if err := precheck(ctx, api, inv, plans); err != nil {
 		return nil, err
+	}
+	// The pool's guests outside the tenant's range squat another index's vmids: said on the first
+	// VM's result (every VM shares the pool), never refused here, since tenant_vm does not manage
+	// them; verify fails on them.
+	if len(plans) > 0 {
+		first, last := vmidRange(want[0].VMID)
+		plans[0].res.Warnings = append(plans[0].res.Warnings, Squats(inv, want[0].Pool, first, last)...)
 	}
 	return plans, nil
 }
@@ -182,7 +194,7 @@ func joinErrors(errs []error) error {
 }
 
 // planVM reads one VM and decides what to do; it writes nothing.
-func planVM(ctx context.Context, api API, inv *Inventory, d Desired) (*vmPlan, error) {
+func planVM(ctx context.Context, api API, inv *Inventory, d Desired, nodes Nodes) (*vmPlan, error) {
 	p := &vmPlan{d: d, node: d.Node, res: &Result{Name: d.Name, VMID: d.VMID, Node: d.Node, State: d.State,
 		Actions: []string{}, Changes: []Change{}, Pending: []string{}, Warnings: []string{}}}
 	if o, ok := inv.VMs[d.VMID]; ok {
@@ -194,6 +206,13 @@ func planVM(ctx context.Context, api API, inv *Inventory, d Desired) (*vmPlan, e
 		}
 		if o.Lock != "" {
 			return nil, fmt.Errorf("VM %s (vmid %d) is locked (%s): a PVE task is working on it; run again when it has finished", d.Name, d.VMID, o.Lock)
+		}
+		if leave, err := nodes.leave(d, o.Node); err != nil || leave {
+			if leave {
+				p.res.Status = o.Status
+				p.leaveVM(o.Node)
+			}
+			return p, err
 		}
 		cur, pending, err := ReadConfig(ctx, api, o.Node, d.VMID)
 		if err != nil {
@@ -236,6 +255,9 @@ func planVM(ctx context.Context, api API, inv *Inventory, d Desired) (*vmPlan, e
 		}
 		p.template = id
 		p.tmplNode = inv.VMs[id].Node
+		if err := nodes.cloneOn(d, id, p.tmplNode); err != nil {
+			return nil, err
+		}
 	} else {
 		if err := keepVNet(d, p.cur); err != nil {
 			return nil, err
@@ -249,6 +271,12 @@ func planVM(ctx context.Context, api API, inv *Inventory, d Desired) (*vmPlan, e
 	return p, nil
 }
 
+// vmidRange is the tenant range (ADR-0002) that holds vmid, a declared VM's.
+func vmidRange(vmid int) (first, last int) {
+	idx, _ := plan.VMIDIndex(vmid)
+	return plan.VMIDRange(idx)
+}
+
 // vmidFree fails when vmid is taken by a VM the token cannot see.
 func vmidFree(ctx context.Context, api API, d Desired) error {
 	var id any
@@ -258,29 +286,30 @@ func vmidFree(ctx context.Context, api API, d Desired) error {
 	}
 	var ae *pve.APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
-		return fmt.Errorf("VM %s: vmid %d is taken by a VM this token cannot see (another tenant's, or one outside pool %s); refusing to touch it", d.Name, d.VMID, d.Pool)
+		// Naming the holder needs a credential that sees every pool: verify and the site
+		// report read with the substrate's and name the tenant whose pool holds the vmid.
+		return fmt.Errorf("VM %s: vmid %d is taken by a VM this token cannot see (held by another tenant's pool, or outside every pool); refusing to touch it; verify's site report, read with the substrate's credential, names the holder", d.Name, d.VMID)
 	}
 	return fmt.Errorf("VM %s: checking that vmid %d is free: %w", d.Name, d.VMID, err)
 }
 
-// checkOwner refuses a vmid that is not this tenant's: the owner tag names another tenant,
-// the VM sits in another pool, or nothing says it is ours (someone else's hand-made VM).
+// checkOwner refuses a vmid that is not this tenant's: the VM sits in another pool (named by the
+// tenant whose pool it is) or in none (someone else's hand-made VM). Only the pool counts: a tag
+// is set by whoever may configure the VM, another tenant included (vm.OwnerOf).
 func checkOwner(d Desired, o Observed) error {
 	who := fmt.Sprintf("vmid %d (%q)", d.VMID, o.Name)
 	if o.Template {
 		return fmt.Errorf("VM %s: %s is a template; refusing to touch it", d.Name, who)
 	}
-	owner := ownerFromTags(o.Tags)
-	if owner != "" && owner != strings.ToLower(d.Tenant) {
-		return fmt.Errorf("VM %s: %s belongs to tenant %s (tag %s); refusing to touch it", d.Name, who, owner, OwnerTag(owner))
-	}
-	if o.Pool != "" && o.Pool != d.Pool {
+	switch owner := OwnerOf(o); {
+	case o.Pool == d.Pool:
+		return nil
+	case owner != "":
+		return fmt.Errorf("VM %s: %s is held by tenant %s's pool %s, not %s; refusing to touch it", d.Name, who, owner, o.Pool, d.Pool)
+	case o.Pool != "":
 		return fmt.Errorf("VM %s: %s is in pool %s, not %s; refusing to touch it", d.Name, who, o.Pool, d.Pool)
 	}
-	if owner == "" && o.Pool == "" {
-		return fmt.Errorf("VM %s: %s exists outside pool %s and carries no %s tag; refusing to touch a VM this tenant does not own", d.Name, who, d.Pool, OwnerTag(d.Tenant))
-	}
-	return nil
+	return fmt.Errorf("VM %s: %s exists outside pool %s; refusing to touch a VM this tenant does not own (a tag does not make it the tenant's)", d.Name, who, d.Pool)
 }
 
 // resolveTemplate finds the template by vmid or by name among what the token can see.
@@ -420,6 +449,9 @@ func (p *vmPlan) acts() bool {
 // predict reports them and acts decides from them, so the two cannot disagree.
 func (p *vmPlan) actions() (acts []string, running bool) {
 	acts = []string{}
+	if p.away {
+		return acts, false
+	}
 	running = p.obs != nil && p.obs.Status == "running"
 	if p.destroy {
 		if running {
@@ -463,6 +495,8 @@ func predict(p *vmPlan) {
 	r.Actions = append(r.Actions, acts...)
 	r.Changed = len(r.Actions) > 0
 	switch {
+	case p.away:
+		return
 	case p.d.State == StateAbsent:
 		r.After = map[string]any{}
 		r.Status = "absent"

@@ -2,7 +2,10 @@ package vm
 
 import (
 	"fmt"
+	"sort"
 	"strings"
+
+	"github.com/deevnet/tenant/internal/plan"
 )
 
 // State is what the caller asks for one VM.
@@ -50,19 +53,50 @@ type Desired struct {
 // OwnerTag is the tag that marks a VM as belonging to tenant.
 func OwnerTag(tenant string) string { return "tenant-" + strings.ToLower(tenant) }
 
-// OwnerOf returns the tenant that owns a guest by the same rules tenant_vm uses: its owner
-// tag, else its pool when that is a tenant's pool ("tenant-<name>"); "" when nothing says.
-func OwnerOf(o Observed) string {
-	if owner := ownerFromTags(o.Tags); owner != "" {
-		return owner
-	}
-	if rest, ok := strings.CutPrefix(o.Pool, "tenant-"); ok {
+// OwnerOf returns the tenant that owns a guest: the tenant whose pool ("tenant-<name>") holds
+// it, "" when no tenant's pool does. Tags are not read: a tenant's token may set any tag on its
+// own VMs (VM.Config.Options), so a tag is a claim anyone can forge, while only the substrate's
+// credential puts a guest in a pool (Pool.Allocate on /pool/<id> of the pool it leaves and joins).
+func OwnerOf(o Observed) string { return PoolOwner(o.Pool) }
+
+// PoolOwner is the tenant whose pool pool is ("tenant-<name>"), "" for any other pool or none.
+func PoolOwner(pool string) string {
+	if rest, ok := strings.CutPrefix(pool, "tenant-"); ok {
 		return rest
 	}
 	return ""
 }
 
-// ownerFromTags returns the tenant named by an owner tag, "" when there is none.
+// Squats lists, one sentence each, the guests pool holds outside the tenant's own vmid range
+// [first, last]: vmids ADR-0002 gives another index, taken by this tenant's token (PVE lets
+// VM.Allocate on a pool take any free vmid). The name given is the pool's tenant, never a tag.
+func Squats(inv *Inventory, pool string, first, last int) []string {
+	var ids []int
+	for id, o := range inv.VMs {
+		if o.Pool == pool && !o.Template && (id < first || id > last) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, SquatMessage(id, inv.VMs[id].Name, OwnerOf(inv.VMs[id])))
+	}
+	return out
+}
+
+// SquatMessage says that vmid, outside its holder's range, is held by tenant holder's pool.
+func SquatMessage(vmid int, name, holder string) string {
+	where := "below every tenant's range"
+	if idx, ok := plan.VMIDIndex(vmid); ok {
+		first, last := plan.VMIDRange(idx)
+		where = fmt.Sprintf("in index %d's range %d-%d", idx, first, last)
+	}
+	return fmt.Sprintf("vmid %d (%q) is held by tenant %s's pool, %s, not its own", vmid, name, holder, where)
+}
+
+// ownerFromTags returns the tenant an owner tag names, "" when there is none: only to refuse a
+// declaration that would label VMs as another tenant's, never to decide who owns a VM.
 func ownerFromTags(tags []string) string {
 	for _, t := range tags {
 		if rest, ok := strings.CutPrefix(t, "tenant-"); ok && rest != "" {

@@ -99,8 +99,9 @@ func TestDiffOfEveryKindOfVM(t *testing.T) {
 		t.Fatalf("run: code %d, %v", code, res)
 	}
 	// A created VM shows the clone as read back, each key the run then wrote as declared: the
-	// template has 2 cores already (kept as read, "2") and 2048 MiB (written, 1024).
-	sameJSON(t, "diff", res["diff"], want(moduletest.With(e.values(10104), "memory", 1024)))
+	// template has 2 cores already (kept as read, "2") and 2048 MiB (written, 1024); it has no NIC
+	// (ADR-0013), so net0 is written as declared too.
+	sameJSON(t, "diff", res["diff"], want(moduletest.With(e.values(10104), "memory", 1024, "net0", "virtio,bridge=tn01v0")))
 
 	e.srv.InjectFault(pvesim.Fault{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/clone", Nth: 1, Status: 500, Message: "storage busy"})
 	// Run again: nothing to do, in check mode and for real alike. Every VM still has its result

@@ -26,6 +26,7 @@ type ModuleOptions struct {
 	Count       *int           `opt:"count"`
 	Node        string         `opt:"node"`
 	Placement   string         `opt:"placement"`
+	Maintenance []string       `opt:"maintenance"`
 	VNet        int            `opt:"vnet"`
 	VNetCount   int            `opt:"vnet_count"`
 	Storage     string         `opt:"storage"`
@@ -99,6 +100,7 @@ func spec() module.Spec {
 			"template":    {Type: module.TypeStr},
 			"node":        {Type: module.TypeStr},
 			"placement":   {Type: module.TypeStr, Default: "first", Choices: []any{"first", "spread"}},
+			"maintenance": {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
 			"vnet":        {Type: module.TypeInt, Default: 0},
 			"vnet_count":  {Type: module.TypeInt, Default: 1},
 			"storage":     {Type: module.TypeStr},
@@ -225,7 +227,8 @@ func declared(m *ModuleOptions) (decls []decl, own []vmVNet, maxK int, err error
 }
 
 // ownedTags are the tenant's owner tag and the user's tags, normalised; a user's tag that
-// would mark the VMs as another tenant's is refused (ownership is read from tenant- tags).
+// would label the VMs as another tenant's is refused. The tag is a label for people: ownership
+// is read from the pool alone (OwnerOf), since a tenant's token can set any tag.
 func ownedTags(user []string, t plan.Tenant) ([]string, error) {
 	tags, err := NormalizeTags(append([]string{t.OwnerTag}, user...))
 	if err != nil {
@@ -272,11 +275,13 @@ func (d *Desired) settle(set Settings) error {
 }
 
 // placement returns the node a new VM k is cloned on. "first" (the default): O(node), else the
-// site's first node. "spread": round-robin over the site's nodes by VM index (VM k on node
-// (k-1) mod n), so a VM's node does not depend on how many VMs are declared. Only creation
-// follows it: an existing VM stays where it is (converge reads its node back), which keeps
-// the module idempotent and never migrates.
+// site's first node not in maintenance. "spread": round-robin over the site's nodes not in
+// maintenance by VM index (VM k on node (k-1) mod n), so a VM's node does not depend on how many
+// VMs are declared. Only creation follows it: an existing VM stays where it is (converge reads its
+// node back), which keeps the module idempotent and never migrates; a VM created while a node was
+// in maintenance stays on the node it got.
 func placement(m *ModuleOptions, nodes []string) (func(k int) string, error) {
+	avail := available(nodes, m.Maintenance)
 	switch m.Placement {
 	case "spread":
 		if m.Node != "" {
@@ -285,11 +290,17 @@ func placement(m *ModuleOptions, nodes []string) (func(k int) string, error) {
 		if len(nodes) == 0 {
 			return nil, fmt.Errorf("placement: spread needs the site plan's nodes (site.nodes is empty)")
 		}
-		return func(k int) string { return nodes[(k-1)%len(nodes)] }, nil
+		if len(avail) == 0 {
+			return nil, fmt.Errorf("maintenance: every node of the site (%s) is in maintenance: no node to place VMs on", strings.Join(nodes, ", "))
+		}
+		return func(k int) string { return avail[(k-1)%len(avail)] }, nil
 	default:
 		node := m.Node
+		if node == "" && len(avail) > 0 {
+			node = avail[0]
+		}
 		if node == "" && len(nodes) > 0 {
-			node = nodes[0]
+			return nil, fmt.Errorf("maintenance: every node of the site (%s) is in maintenance: no node to place VMs on", strings.Join(nodes, ", "))
 		}
 		if node == "" {
 			return nil, fmt.Errorf("node: required (the site plan names no node)")
@@ -324,10 +335,19 @@ func handle(m *module.Module, o *ModuleOptions) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
+	// before anything else is read: which nodes are offline, and is every maintenance entry one
+	status, err := pve.NodeStatus(m.Context(), api)
+	if err != nil {
+		return module.Result{}, err
+	}
+	if err := pve.CheckMaintenance(o.Maintenance, status); err != nil {
+		return module.Result{}, err
+	}
 	results, cerr := Converge(m.Context(), api, want, Options{
 		Parallel: par, TaskTimeout: time.Duration(o.Timeout) * time.Second, CheckMode: m.CheckMode,
+		Nodes: Nodes{Status: status, Maintenance: o.Maintenance},
 	})
-	res := module.Result{Values: map[string]any{"vms": results}}
+	res := module.Result{Values: map[string]any{"vms": results, "pending_nodes": pendingNodes(results)}}
 	if results == nil {
 		res.Values["vms"] = []*Result{}
 	}

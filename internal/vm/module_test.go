@@ -298,7 +298,7 @@ func TestRefusalsBeforeAnyWrite(t *testing.T) {
 			var upid string
 			e.must(e.root.Post(context.Background(), "/nodes/"+node+"/qemu/9000/clone", map[string]any{"newid": 10101, "name": "handmade"}, &upid))
 			e.must(e.root.WaitTask(context.Background(), upid))
-		}, nil, "carries no tenant-tdemo tag"},
+		}, nil, "exists outside pool tenant-tdemo"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -335,7 +335,7 @@ func TestForeignTenantVMIsRefused(t *testing.T) {
 	// The same vmid claimed by another tenant's run (a wrong index, say): refused, untouched.
 	e.srv.ResetStats()
 	res, code := e.run(map[string]any{"name": "tother", "index": 1, "count": 1}, false, false)
-	if code != 1 || !strings.Contains(fmt.Sprint(res["msg"]), "belongs to tenant tdemo") {
+	if code != 1 || !strings.Contains(fmt.Sprint(res["msg"]), "is held by tenant tdemo's pool tenant-tdemo") {
 		t.Fatalf("code %d, msg %v", code, res["msg"])
 	}
 	if e.srv.Stats().Writes != 0 {
@@ -397,10 +397,11 @@ func TestRequestsPerVM(t *testing.T) {
 	create := count("create", tdemo)
 	noop := count("no-op", tdemo)
 	destroy := count("destroy", map[string]any{"count": 1, "state": "absent"})
-	if noop != 2 {
-		t.Errorf("no-op run took %d requests, want 2 (resources + pending)", noop)
+	// GET /nodes: which nodes are offline (#25); a tenant's token cannot see them in /cluster/resources
+	if noop != 3 {
+		t.Errorf("no-op run took %d requests, want 3 (nodes + resources + pending)", noop)
 	}
-	if create > 14 || destroy > 6 {
+	if create > 15 || destroy > 7 {
 		t.Errorf("request budget grew: create %d, destroy %d", create, destroy)
 	}
 }
@@ -548,4 +549,47 @@ func TestTenantScopedToken(t *testing.T) {
 	if res, code = e.run(map[string]any{"count": 1, "state": "absent"}, false, false); code != 0 || res["changed"] != true {
 		t.Fatalf("destroy with tdemo's token: code %d, %v", code, res)
 	}
+}
+
+// Squatting (issue 24): tdemo's token clones into 10202, a vmid of tother's range, and tags the
+// VM as tother's. tdemo's own converge names the squat by tdemo's pool, not by the forged tag;
+// tother's converge refuses the vmid, naming tdemo when its credential can see the pool.
+func TestSquattedVMIDIsReportedByThePoolsTenant(t *testing.T) {
+	e := newSim(t)
+	e.tenantInfra("tenant-tother", "tn02", "tn02v0", 20032)
+	e.tenantToken("tdemo", "tn01")
+	tok, err := pve.New(pve.Config{Host: e.srv.Host(), Port: e.srv.Port(), TokenID: e.tokenID, TokenSecret: e.tokenSecret,
+		ValidateCerts: true, CAPath: e.srv.CAFile(), PollInterval: 5 * time.Millisecond})
+	e.must(err)
+	ctx := context.Background()
+	var upid string
+	e.must(tok.Post(ctx, "/nodes/"+node+"/qemu/9000/clone", map[string]any{"newid": 10202, "name": "grab", "pool": "tenant-tdemo"}, &upid))
+	e.must(tok.WaitTask(ctx, upid))
+	e.must(tok.Put(ctx, fmt.Sprintf("/nodes/%s/qemu/10202/config", node), map[string]any{"tags": "tenant-tother"}, nil))
+
+	res, code := e.run(tdemo, false, false)
+	want := `vmid 10202 ("grab") is held by tenant tdemo's pool, in index 2's range 10200-10299, not its own`
+	if code != 0 || !slices.Contains(toStrings(res["warnings"]), want) {
+		t.Fatalf("tdemo's converge: code %d, warnings %v; want %q", code, res["warnings"], want)
+	}
+
+	// tother's converge with the substrate's credential (it sees every pool) names tdemo.
+	e.tokenID = ""
+	e.srv.ResetStats()
+	res, code = e.run(map[string]any{"name": "tother", "index": 2, "count": 2}, false, false)
+	if code != 1 || !strings.Contains(fmt.Sprint(res["msg"]), `vmid 10202 ("grab") is held by tenant tdemo's pool tenant-tdemo`) {
+		t.Fatalf("tother's converge: code %d, msg %v", code, res["msg"])
+	}
+	if w := e.srv.Stats().Writes; w != 0 {
+		t.Fatalf("%d writes before the refusal", w)
+	}
+}
+
+func toStrings(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		out = append(out, fmt.Sprint(x))
+	}
+	return out
 }

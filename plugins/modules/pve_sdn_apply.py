@@ -45,6 +45,7 @@ options:
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
   - deevnet.tenant.sdn_lock
+  - deevnet.tenant.sdn_nodes
 attributes:
   check_mode:
     support: full
@@ -96,6 +97,14 @@ apply_task:
   returned: always
   type: str
   sample: "UPID:dv02hyp002p02:0001A2B3:00C0FFEE:6650A1B3:reloadnetworkall::root@pam!iac:"
+pending_nodes:
+  description:
+    - Offline nodes in O(maintenance) this apply could not reach (also a warning, whether or not anything was pending); once
+      a node is back its zones read C(pending), and the next run of this module applies again (RV(reapplied_for)).
+  returned: always
+  type: list
+  elements: str
+  sample: [dv02hyp002p03]
 reapplied_for:
   description:
     - Node zones (C(<node>/<zone> (<status>))) that had not reached the running SDN config - a failed or unfinished

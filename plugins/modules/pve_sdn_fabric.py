@@ -81,6 +81,7 @@ options:
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
   - deevnet.tenant.sdn_lock
+  - deevnet.tenant.sdn_nodes
   - deevnet.tenant.sdn_objects
 notes:
   - Needs C(SDN.Allocate) on C(/sdn/fabrics) and C(/sdn/controllers), and C(Sys.Modify) on each member node.
@@ -176,6 +177,14 @@ apply_task:
   description: UPID of the apply task, or null.
   returned: always
   type: str
+pending_nodes:
+  description:
+    - Offline nodes in O(maintenance); with O(apply=true), the fabric and the controller were applied without them (their
+      members stay as declared), and the first run after a node returns reaches it.
+  returned: always
+  type: list
+  elements: str
+  sample: [dv02hyp002p03]
 reapplied_for:
   description:
     - With O(apply=true), when the fabric, its nodes and the controller needed no write and none was pending, the node

@@ -14,11 +14,14 @@ description:
     (ADR-0002) - pool C(tenant-<name>), user C(tenant-<name>@pve), API token C(tenant-<name>@pve!iac)
     (privilege separation on), and ACL entries granted to B(both) the user and the token (with
     privsep the token gets the intersection).
-  - "The grants (docs/tenant-contract.md): C(PVEVMAdmin) and C(PVEPoolUser) on C(/pool/tenant-<name>);
-    C(PVESDNUser) on C(/sdn/zones/<zone>) (SDN.Use on its VNets); C(PVETemplateUser) on C(/vms/<template>);
-    C(PVEDatastoreUser) on each of O(storages); C(PVESDNUser) on C(/sdn/zones/localnetwork/<bridge>) for each
-    of O(bridges) (cloning checks the template NIC's bridge). Nothing on C(/sdn) itself: the SDN apply
-    stays with the substrate (ADR-0010)."
+  - "The grants (docs/tenant-contract.md, ADR-0013): the custom role C(DeevnetTenantVM) and C(PVEPoolUser) on
+    C(/pool/tenant-<name>); C(PVESDNUser) on C(/sdn/zones/<zone>) (SDN.Use on its VNets); C(PVETemplateUser) on
+    C(/vms/<template>); C(PVEDatastoreUser) on each of O(storages); C(PVESDNUser) on C(/sdn/zones/localnetwork/<bridge>)
+    for each of O(bridges) (none by default). Nothing on C(/sdn) itself: the SDN apply stays with the substrate (ADR-0010)."
+  - "The role C(DeevnetTenantVM) holds only what M(deevnet.tenant.tenant_vm) uses with the tenant's token: C(VM.Allocate),
+    C(VM.Audit), C(VM.Config.CPU), C(VM.Config.Disk), C(VM.Config.Memory), C(VM.Config.Network), C(VM.Config.Options),
+    C(VM.PowerMgmt). The module creates it (C(POST /access/roles)) or sets its privileges back when they differ, before the
+    grants; it is shared by every tenant and left in place by O(state=absent)."
   - The module owns the tenant's user and token whole; ACL entries of them that are not in the list
     above are revoked.
   - "Before any write (state=present) it refuses, naming the field: an O(index) another tenant holds (the
@@ -27,6 +30,11 @@ description:
     M(deevnet.tenant.tenant_vm) reads them) or this tenant onboarded with another index; an O(template) that
     does not exist, is not a template or belongs to a tenant; O(storages) that do not exist or are not
     storage ids; O(bridges) that are not bridge ids or are SDN VNets."
+  - "No tenant privilege reaches a site network (ADR-0013): it reads C(GET /nodes/{node}/network) of every node and refuses,
+    naming the bridge and the node, a bridge in O(bridges) that is missing, is not a bridge, has a port or an address, or is a
+    VLAN of the site (C(vmbr0.50)); and it refuses a O(template) with a NIC on a bridge not in O(bridges), with a VLAN tag or
+    trunks, or on a VNet, naming the template, the NIC and the bridge (the fix: a template without a NIC,
+    C(qm set <template> --delete net0))."
   - Run it with the substrate's credential (User.Modify and Permissions.Modify are site-wide).
   - The token secret can only be read when the token is created. It is returned once, in
     RV(token_secret), for the attachment file (ADR-0006); it never appears in C(msg), RV(changes) or the diff.
@@ -61,10 +69,12 @@ options:
     elements: str
     default: [local-lvm]
   bridges:
-    description: Plain Linux bridges of the template's NICs (cloning checks C(SDN.Use) on them).
+    description:
+      - Node bridges the template's NICs are on (cloning checks C(SDN.Use) on them). Each must connect nothing on every
+        node (no port, no address, not a VLAN). Leave empty with a template without a NIC (ADR-0013), the recommended setup.
     type: list
     elements: str
-    default: [vmbr0]
+    default: []
   privsep:
     description: Create the token with privilege separation (its privileges are the intersection of its own ACLs and the user's).
     type: bool
@@ -82,9 +92,11 @@ attributes:
     description: Reads everything and reports the writes it would make in RV(changes); writes nothing and returns no secret.
   diff_mode:
     support: full
-    description: Before/after of pool, user, token (id and privsep only) and ACL entries; never the secret.
+    description: Before/after of the custom role, pool, user, token (id and privsep only) and ACL entries; never the secret.
 notes:
-  - A second run with the same options reads four resources and sends no write (C(changed=false)).
+  - A second run with the same options sends no write (C(changed=false)); it reads the pool, user, token, roles and ACLs,
+    the pools, users, SDN zones and VNets and C(/cluster/resources) (ownership checks), each node's network and the
+    template's config.
   - Register the result with C(no_log=true) when RV(token_secret) can be in it.
 seealso:
   - module: deevnet.tenant.tenant_plan
@@ -151,5 +163,6 @@ changes:
   returned: always
   type: list
   elements: str
-  sample: ["create pool tenant-tdemo", "grant PVEVMAdmin on /pool/tenant-tdemo to tenant-tdemo@pve (propagate=1)"]
+  sample: ["create role DeevnetTenantVM (VM.Allocate,VM.Audit,VM.Config.CPU,VM.Config.Disk,VM.Config.Memory,VM.Config.Network,VM.Config.Options,VM.PowerMgmt)",
+           "create pool tenant-tdemo", "grant DeevnetTenantVM on /pool/tenant-tdemo to tenant-tdemo@pve (propagate=1)"]
 '''

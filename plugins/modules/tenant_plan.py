@@ -230,9 +230,16 @@ tenant:
       type: str
       sample: tenant-tdemo@pve!iac
     owner_tag:
-      description: PVE tag that marks the objects the tenant owns.
+      description:
+        - PVE tag that labels the tenant's objects for people.
+        - Ownership is never read from it (a tenant's token can set any tag); the pool decides (docs/security.md).
       type: str
       sample: tenant-tdemo
+    vmid_range:
+      description: First and last vmid of the tenant's range (ADR-0002), 10000+100*index to 10000+100*index+99.
+      type: list
+      elements: int
+      sample: [10100, 10199]
     tsig_key:
       description: Name of the tenant's TSIG key (the name only, never the secret).
       type: str

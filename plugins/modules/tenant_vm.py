@@ -129,6 +129,20 @@ options:
     type: str
     choices: [first, spread]
     default: first
+  maintenance:
+    description:
+      - Cluster nodes the operator has taken out of service (the substrate's C(substrate_maintenance)).
+      - No new VM is placed on them - O(placement=spread) spreads over the site's other nodes, C(first) takes the
+        first node not listed - and an explicit O(node) listed here fails the task when a VM must be created.
+      - The module reads C(GET /nodes) first. A VM on a node that is not C(online) fails the task before any write,
+        naming the node and the VM, unless the node is listed here; then the VM is left as it is, the others
+        converge, and the VM is reported (a warning, RV(vms[].pending_node), RV(pending_nodes)) on every run while its
+        node is away. The first run after the node returns converges it. An existing VM is never moved.
+      - A clone onto a node that is not C(online), or from a template on such a node, fails the task, naming it.
+      - An entry that names no cluster node fails the task.
+    type: list
+    elements: str
+    default: []
   vnet_count:
     description:
       - How many VNets the tenant has (the contract's C(tenant.vnets), O(deevnet.tenant.tenant_vrf#module:vnet_count)),
@@ -199,8 +213,9 @@ attributes:
     description: One diff per VM, key by key (secrets masked, sshkeys decoded).
 notes:
   - The tenant's pool and VNet are made by onboarding and M(deevnet.tenant.tenant_vrf); this module
-    only uses them. A per-tenant API token (PVEVMAdmin on the pool, PVETemplateUser on the template,
-    PVEDatastoreUser on the storage, PVESDNUser on the zone and on the template's bridge) is enough.
+    only uses them. A per-tenant API token (the role DeevnetTenantVM and PVEPoolUser on the pool, PVETemplateUser on the
+    template, PVEDatastoreUser on the storage, PVESDNUser on the zone; ADR-0013) is enough. The template needs no NIC:
+    the module puts net0 on the tenant's VNet.
   - Cloud-init settings reach the guest only through a cloud-init drive; the module warns when the
     VM has none.
   - Changing cores or memory of a running VM may stay pending in PVE until the VM restarts; the
@@ -270,6 +285,12 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+pending_nodes:
+  description: The offline nodes in O(maintenance) on which VMs were left as they are (RV(vms[].pending_node)), sorted.
+  returned: always
+  type: list
+  elements: str
+  sample: [dv02hyp002p03]
 vms:
   description: One entry per declared VM, in declaration order.
   returned: always
@@ -321,6 +342,11 @@ vms:
       description: Warnings about this VM (also reported as module warnings).
       type: list
       elements: str
+    pending_node:
+      description: The offline node in O(maintenance) the VM was left on, this run; absent otherwise.
+      returned: when the VM was left
+      type: str
+      sample: dv02hyp002p03
     error:
       description: Why this VM failed.
       type: str

@@ -91,6 +91,7 @@ options:
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
   - deevnet.tenant.sdn_lock
+  - deevnet.tenant.sdn_nodes
   - deevnet.tenant.sdn_objects
 notes:
   - Needs C(SDN.Allocate) on C(/sdn/zones) to create a zone; a tenant's own token cannot hold it without reaching
@@ -196,6 +197,14 @@ apply_task:
   returned: always
   type: str
   sample: "UPID:dv02hyp002p02:0001A2B3:00C0FFEE:6650A1B3:reloadnetworkall::root@pam!iac:"
+pending_nodes:
+  description:
+    - Offline nodes in O(maintenance); with O(apply=true), the tenant's zone was applied without them, and the first run after
+      a node returns applies it there (RV(reapplied_for)). Returned whether or not this task applied.
+  returned: always
+  type: list
+  elements: str
+  sample: [dv02hyp002p03]
 reapplied_for:
   description:
     - With O(apply=true), when none of this tenant's objects needed a write or was pending, the node zones (any tenant's,

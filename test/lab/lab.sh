@@ -190,7 +190,7 @@ templates:
     template: true
     config: {cores: "2", memory: "2048", sockets: "1", ostype: l26, scsihw: virtio-scsi-single,
              scsi0: "shared:base-9000-disk-0,size=3G", ide2: "shared:vm-9000-cloudinit,media=cdrom",
-             net0: "virtio=BC:24:11:00:90:00,bridge=vmbr0", boot: order=scsi0, agent: "1", template: "1"}
+             boot: order=scsi0, agent: "1", template: "1"}  # no NIC: a clone gets net0 on its VNet (ADR-0013)
 YML
   } > "$LAB_DIR/pvesim.yml"
   setsid "$PVESIM" --config "$LAB_DIR/pvesim.yml" --listen 127.0.0.1:0 --ca-out "$LAB_DIR/pvesim-ca.pem" \

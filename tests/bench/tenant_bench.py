@@ -1,18 +1,19 @@
 # pylint: disable=disallowed-name,subprocess-run-check  # test tooling: "_" discards, exit codes read by hand
-"""make bench-tenant: one tenant converged by deevnet.tenant and by community.proxmox, and many tenants by ours.
+"""make bench-tenant: the shipped tenant playbook beside community.proxmox, and many tenants by our modules.
 
-Against one pvesim (--latency, 20 ms by default), through ansible-playbook, for each ansible-core given
-with --core NAME=VENV:
-  tenant  zone + VNet + subnet + SDN apply + one VM cloned, configured and started; first run, then no-op.
-          Ours: tests/bench/ours.yml (tenant_vrf apply=true, tenant_vm). The peer: the same objects with
-          community.proxmox proxmox_zone/proxmox_vnet/proxmox_subnet/proxmox_kvm (tests/bench/peer.yml), its
-          VM settings read back from what ours made, so both converge to the same state.
-  scale   N tenants x 3 VMs in one play (ours: tenant_vrf per tenant staged, one pve_sdn_apply, tenant_vm per
-          tenant; first core only), and the peer for the N in --peer-scale.
-Each run: wall time of ansible-playbook, requests pvesim counted (/_sim/stats: all, GETs, writes, SDN applies),
-changed tasks, pvesim's RSS, and the per-task profile (callback dvt_timer, DVT_PROFILE_OUT) of ours.
-Between cases the simulator is reset and the substrate (fabric + EVPN controller, applied; the tenants'
-pools) is laid by deevnet.tenant.pve_sdn_fabric and the API, untimed.
+For each ansible-core given with --core NAME=VENV:
+  playbook  tdemo (zone + VNet + subnet + SDN apply + one VM cloned, configured and started) as users run it:
+            `ansible-playbook -i <inventory> deevnet.tenant.tenant -e tenant_file=tdemo.yml` (verify on: DNS records,
+            then every check) against the lifecycle lab (extensions/molecule/shared/lab.sh: pvesim, PowerDNS,
+            Unbound on 127.0.0.1; onboard and fabric run first, untimed), first run then no-op. The peer: the
+            six-task community.proxmox playbook (proxmox_zone/proxmox_vnet/proxmox_subnet, proxmox_kvm clone,
+            config, start) for the same network and VM, its settings read back from what ours made, against the
+            same pvesim reset to the substrate alone.
+  scale     N tenants x 3 VMs in one play by the modules themselves (tenant_vrf per tenant staged, one
+            pve_sdn_apply, tenant_vm per tenant; first core only), the peer too for the N in --peer-scale.
+pvesim answers every API request after --latency (20 ms). Each run: wall time of ansible-playbook, tasks started
+and the time of each (callback dvt_timer), requests pvesim counted (/_sim/stats: all, GETs, writes, SDN applies),
+changed tasks, pvesim's RSS. Prints each run, the ratios and the playbook's slowest tasks; results.json in --out.
 """
 
 import argparse
@@ -30,6 +31,8 @@ import urllib.parse
 import urllib.request
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from converge_bench import SHARED, Lab, run_playbook  # noqa: E402  pylint: disable=wrong-import-position
 NODE = 'dv02hyp002p02'
 SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFuBgRI8GCpQ1Li2FMavVoVf+RzPLi477unNJvv4IwTL ops@deevnet'
 
@@ -37,17 +40,24 @@ SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFuBgRI8GCpQ1Li2FMavVoVf+RzPLi477
 class Sim:
     """A pvesim process and its API/admin endpoints."""
 
-    def __init__(self, binary, latency, work):
+    def __init__(self, binary, latency, work, lab_dir=None):
         self.token_file = work / 'token.json'
         self.ca = work / 'ca.pem'
-        self.log = open(work / 'pvesim.log', 'w')
-        self.proc = subprocess.Popen([binary, '--listen', '127.0.0.1:0', '--latency', latency,
-                                      '--ca-out', str(self.ca), '--token-out', str(self.token_file)],
-                                     stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.log, self.proc, self.pid = None, None, None
+        if lab_dir is not None:
+            # the lab's pvesim (lab.sh started it and stops it)
+            self.token_file, self.ca = lab_dir / 'pvesim-token.json', lab_dir / 'pvesim-ca.pem'
+            self.pid = int((lab_dir / 'pvesim.pid').read_text())
+        else:
+            self.log = open(work / 'pvesim.log', 'w')
+            self.proc = subprocess.Popen([binary, '--listen', '127.0.0.1:0', '--latency', latency,
+                                          '--ca-out', str(self.ca), '--token-out', str(self.token_file)],
+                                         stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            self.pid = self.proc.pid
         for _ in range(200):
             if self.token_file.exists() and self.token_file.stat().st_size > 0:
                 break
-            if self.proc.poll() is not None:
+            if self.proc is not None and self.proc.poll() is not None:
                 sys.exit('pvesim exited: see %s' % (work / 'pvesim.log'))
             time.sleep(0.05)
         self.conn = json.loads(self.token_file.read_text())
@@ -61,9 +71,12 @@ class Sim:
             except OSError:
                 time.sleep(0.05)
 
-    def call(self, method, path, data=None):
+    def call(self, method, path, data=None, json_body=None):
         body = urllib.parse.urlencode(data).encode() if data else None
-        req = urllib.request.Request(self.url + path, data=body, method=method, headers={'Authorization': self.auth})
+        headers = {'Authorization': self.auth}
+        if json_body is not None:
+            body, headers['Content-Type'] = json.dumps(json_body).encode(), 'application/json'
+        req = urllib.request.Request(self.url + path, data=body, method=method, headers=headers)
         with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
             raw = r.read()
         return json.loads(raw).get('data') if raw else None
@@ -71,16 +84,20 @@ class Sim:
     def stats(self):
         return self.call('GET', '/_sim/stats')
 
+    def set_latency(self, ms):
+        self.call('POST', '/_sim/faults', json_body={'latency_ms': ms})
+
     def rss_kib(self):
-        for line in open('/proc/%d/status' % self.proc.pid):
+        for line in open('/proc/%d/status' % self.pid):
             if line.startswith('VmRSS:'):
                 return int(line.split()[1])
         return 0
 
     def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-        self.log.close()
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+            self.log.close()
 
 
 def tenants(n):
@@ -96,19 +113,14 @@ def ours_playbook(conn, ts, vms):
         'api_host', 'api_port', 'api_user', 'api_token_id', 'api_token_secret', 'ca_path')}}
     vm = {'template': 'debian-12-genericcloud', 'count': vms, 'cores': 2, 'memory': 1024, 'ciuser': 'debian',
           'sshkeys': [SSH_KEY]}
-    if len(ts) == 1:
-        t = ts[0]
-        tasks = [{'name': 'tenant_vrf (apply)', 'deevnet.tenant.tenant_vrf': dict(t, apply=True)},
-                 {'name': 'tenant_vm', 'deevnet.tenant.tenant_vm': dict(t, **vm)}]
-    else:
-        tasks = [
-            {'name': 'tenant_vrf (staged)', 'deevnet.tenant.tenant_vrf': {'name': '{{ item.name }}', 'index': '{{ item.index }}'},
-             'loop': ts, 'register': 'vrf'},
-            {'name': 'pve_sdn_apply', 'deevnet.tenant.pve_sdn_apply': {
-                'expect': "{{ vrf.results | map(attribute='pending_objects') | flatten }}"}},
-            {'name': 'tenant_vm', 'deevnet.tenant.tenant_vm': dict({'name': '{{ item.name }}', 'index': '{{ item.index }}'}, **vm),
-             'loop': ts},
-        ]
+    tasks = [
+        {'name': 'tenant_vrf (staged)', 'deevnet.tenant.tenant_vrf': {'name': '{{ item.name }}', 'index': '{{ item.index }}'},
+         'loop': ts, 'register': 'vrf'},
+        {'name': 'pve_sdn_apply', 'deevnet.tenant.pve_sdn_apply': {
+            'expect': "{{ vrf.results | map(attribute='pending_objects') | flatten }}"}},
+        {'name': 'tenant_vm', 'deevnet.tenant.tenant_vm': dict({'name': '{{ item.name }}', 'index': '{{ item.index }}'}, **vm),
+         'loop': ts},
+    ]
     return play('deevnet.tenant: %d tenant(s)' % len(ts), tasks, defaults)
 
 
@@ -241,11 +253,54 @@ class Runner:
         if prof.exists():
             row['profile'] = json.loads(prof.read_text())
             prof.unlink()
+        return self.add(row)
+
+    def add(self, row):
+        row['tasks'] = len(row.get('profile', []))
         self.rows.append(row)
-        print('  %-8s %-10s %-17s %-6s %7.2f s  %5d requests (%4d GET, %3d writes, %d apply)  changed=%d  pvesim RSS %.0f MiB%s' % (
-            core, case, who, label, wall, row['requests'], row['gets'], row['writes'], row['applies'], changed,
-            row['rss_mib'], '' if ok else '  FAILED'), flush=True)
+        print('  %-8s %-10s %-17s %-6s %7.2f s  %3d tasks  %5d requests (%4d GET, %3d writes, %d apply)  changed=%s  pvesim RSS %.0f MiB%s' % (
+            row['core'], row['case'], row['who'], row['run'], row['wall'], row['tasks'], row['requests'], row['gets'], row['writes'],
+            row['applies'], row['changed'], row['rss_mib'], '' if row['ok'] else '  FAILED'), flush=True)
         return row
+
+    def shipped(self, core, venv, lab, label):
+        """The shipped tenant playbook for tdemo, through the lifecycle lab's inventory."""
+        r = run_playbook(venv, self.args.collections, lab, self.work, 'tenant', ['-e', 'tenant_file=%s' % (SHARED / 'tdemo.yml')])
+        if r['rc']:
+            (self.args.out / ('%s-tenant-%s.log' % (core, label))).write_text(r['log'])
+            print('  FAILED the tenant playbook (%s %s): log in %s' % (core, label, self.args.out), flush=True)
+        reqs = self.sim.stats()['requests']
+        return self.add({'core': core, 'case': 'playbook', 'who': 'deevnet.tenant', 'run': label, 'wall': r['wall'], 'ok': r['rc'] == 0,
+                         'requests': r['requests'], 'gets': sum(v for k, v in reqs.items() if k.startswith('GET ')),
+                         'writes': r['writes'], 'applies': reqs.get('PUT /cluster/sdn', 0), 'changed': r['changed'],
+                         'rss_mib': round(self.sim.rss_kib() / 1024, 1), 'by_path': reqs, 'profile': r['profile']})
+
+    def playbook_case(self, core, venv):
+        """tdemo by the shipped playbook, then by the peer's six tasks, on the lab's pvesim at --latency."""
+        lab = Lab(self.work / ('lab-' + core), self.args.pvesim)
+        saved = self.sim
+        try:
+            self.sim = Sim(None, None, self.work, lab_dir=lab.dir)
+            self.sim.set_latency(0)
+            for name, extra in (('onboard', ['-e', 'tenant_name=tdemo']), ('fabric', [])):
+                r = run_playbook(venv, self.args.collections, lab, self.work, name, extra)
+                if r['rc']:
+                    (self.args.out / ('%s-%s.log' % (core, name))).write_text(r['log'])
+                    sys.exit('%s failed (untimed set-up of the playbook case): log in %s' % (name, self.args.out))
+            self.sim.set_latency(self.args.latency_ms)
+            for label in ('first', 'no-op'):
+                self.shipped(core, venv, lab, label)
+            ts = tenants(1)
+            self.sim.set_latency(0)
+            objs = harvest(self.sim, ts, self.plans(ts, venv))
+            self.setup(ts, venv)
+            self.sim.set_latency(self.args.latency_ms)
+            pb = peer_playbook(self.sim.conn, objs)
+            for label in ('first', 'no-op'):
+                self.timed(core, venv, 'playbook', 'community.proxmox', label, pb)
+        finally:
+            self.sim = saved
+            lab.down()
 
     def plans(self, ts, venv):
         """tenant_plan for each tenant (untimed): names the objects the peer must make."""
@@ -283,8 +338,29 @@ def summary(rows):
             for run in ('first', 'no-op'):
                 o, p = by.get((core, case, 'deevnet.tenant', run)), by.get((core, case, 'community.proxmox', run))
                 if o and p and o['ok'] and p['ok']:
-                    lines.append('%-8s %-10s %-6s community.proxmox / deevnet.tenant: wall %.1fx (%.2f s / %.2f s), requests %.1fx (%d / %d)' % (
-                        core, case, run, p['wall'] / o['wall'], p['wall'], o['wall'], p['requests'] / o['requests'], p['requests'], o['requests']))
+                    lines.append('%-8s %-10s %-6s community.proxmox / deevnet.tenant: wall %.1fx (%.2f s / %.2f s), requests %.1fx (%d / %d), '
+                                 'tasks %d / %d' % (core, case, run, p['wall'] / o['wall'], p['wall'], o['wall'], p['requests'] / o['requests'],
+                                                    p['requests'], o['requests'], p['tasks'], o['tasks']))
+    return lines
+
+
+def profile(rows, top):
+    """The shipped playbook's tasks: count and seconds by action, and the slowest tasks."""
+    lines = []
+    for row in rows:
+        if row['case'] != 'playbook' or row['who'] != 'deevnet.tenant':
+            continue
+        tasks = row.get('profile', [])
+        by = {}
+        for t in tasks:
+            n, sec = by.get(t['action'], (0, 0.0))
+            by[t['action']] = (n + 1, sec + t['seconds'])
+        lines.append('\n%s playbook %s: %d tasks, %.2f s in tasks; by action: %s' % (
+            row['core'], row['run'], len(tasks), sum(t['seconds'] for t in tasks),
+            ', '.join('%s %d/%.2f s' % (a, n, sec) for a, (n, sec) in sorted(by.items(), key=lambda kv: -kv[1][1]))))
+        for t in sorted(tasks, key=lambda t: -t['seconds'])[:top]:
+            lines.append('  %6.3f s  %s [%s] ok=%d changed=%d skipped=%d' % (
+                t['seconds'], t['task'], t['action'], t['ok'], t['changed'], t['skipped']))
     return lines
 
 
@@ -294,11 +370,18 @@ def main():
     ap.add_argument('--collections', required=True, help='where deevnet.tenant is installed')
     ap.add_argument('--core', action='append', required=True, help='NAME=VENV with ansible-core; the first also runs the scale cases')
     ap.add_argument('--peer-venv', required=True, help='venv with the ansible package (community.proxmox), proxmoxer and requests')
-    ap.add_argument('--latency', default='20ms')
+    ap.add_argument('--latency', default='20ms', help='added to every API request, in ms (20ms)')
     ap.add_argument('--scale', default='10,63', help='tenant counts of the scale case (3 VMs each); empty: none')
     ap.add_argument('--peer-scale', default='10', help='tenant counts of the scale case the peer also runs')
     ap.add_argument('--out', default='bench-out', help='directory for results.json and failed runs\' logs')
+    ap.add_argument('--top', type=int, default=10, help="the shipped playbook's slowest tasks listed per core and run")
     args = ap.parse_args()
+    m = re.fullmatch(r'(\d+)ms', args.latency)
+    if not m:
+        sys.exit('--latency: give milliseconds, e.g. 20ms')
+    args.latency_ms = int(m.group(1))
+    args.pvesim = str(pathlib.Path(args.pvesim).resolve())
+    load = os.getloadavg()
     args.out = pathlib.Path(args.out).resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     args.collections = str(pathlib.Path(args.collections).resolve())
@@ -317,12 +400,13 @@ def main():
         print('bench-tenant: pvesim --latency %s; %s; community.proxmox %s' % (
             args.latency, ', '.join('%s = %s' % kv for kv in versions.items()), json.loads(cp.read_text())['collection_info']['version']), flush=True)
         for name, venv in cores:
-            r.case(name, venv, 'tenant', 1, 1, True)
+            r.playbook_case(name, venv)
         name, venv = cores[0]
         peer_scale = {int(x) for x in args.peer_scale.split(',') if x}
         for n in (int(x) for x in args.scale.split(',') if x):
             r.case(name, venv, '%d-tenants' % n, n, 3, n in peer_scale)
-        print('\n'.join(['ratios:'] + summary(r.rows)))
+        print('\n'.join(['ratios:'] + summary(r.rows) + profile(r.rows, args.top)))
+        print('load average at start: %.2f %.2f %.2f, at end: %.2f %.2f %.2f' % (load + os.getloadavg()))
         (args.out / 'results.json').write_text(json.dumps({'versions': versions, 'latency': args.latency, 'rows': r.rows}, indent=1))
         print('results: %s' % (args.out / 'results.json'))
     finally:

@@ -5,6 +5,9 @@
 # version not yet released in changelogs/changelog.yaml and above every released one, and at least
 # a minor bump (0.x: also for breaking changes; >= 1.0: breaking_changes/removed_features need a
 # major bump). `antsibull-changelog release` then turns the fragments into the release.
+# One version: the reference tenant (examples/tenant/requirements.yml, and the pin its README
+# quotes) and the example execution environment (examples/ee/execution-environment.yml) install
+# the collection galaxy.yml describes, so a release bump updates all four.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
 venv=
@@ -35,10 +38,32 @@ if fragments:
             errors.append('%s need a major bump from %s, got %s' % (sorted(breaking), top, version))
         elif feature and new[:2] == old[:2]:
             errors.append('%s need at least a minor bump from %s, got %s' % (sorted(feature), top, version))
+# The reference tenant's pin (a tenant copies it: an older pin installs an older collection).
+import re
+req = os.path.join('examples', 'tenant', 'requirements.yml')
+pins = [c.get('version') for c in (yaml.safe_load(open(os.path.join(root, req))) or {}).get('collections') or []
+        if isinstance(c, dict) and c.get('name') == 'deevnet.tenant']
+if pins != [version]:
+    errors.append('%s pins deevnet.tenant %s, galaxy.yml version is %s: pin exactly %s'
+                  % (req, ', '.join(map(str, pins)) or 'nothing', version, version))
+# The example execution environment installs the collection from Galaxy at the same version.
+ee = os.path.join('examples', 'ee', 'execution-environment.yml')
+ee_pins = [c.get('version') for c in ((yaml.safe_load(open(os.path.join(root, ee))) or {}).get('dependencies', {})
+                                      .get('galaxy', {}) or {}).get('collections') or []
+           if isinstance(c, dict) and c.get('name') == 'deevnet.tenant']
+if ee_pins != [version]:
+    errors.append('%s installs deevnet.tenant %s, galaxy.yml version is %s: pin exactly %s'
+                  % (ee, ', '.join(map(str, ee_pins)) or 'nothing', version, version))
+readme = os.path.join('examples', 'tenant', 'README.md')
+quoted = re.findall(r'pinned to ([0-9][0-9A-Za-z.+-]*[0-9A-Za-z])', open(os.path.join(root, readme)).read())
+if quoted != [version]:
+    errors.append('%s says "pinned to %s", galaxy.yml version is %s: say "pinned to %s"'
+                  % (readme, ', '.join(quoted) or '(nothing)', version, version))
 for e in errors:
     print('FAIL  ' + e)
 if not errors:
     print('PASS  galaxy.yml version %s, %d pending fragment(s) (%s), released: %s'
           % (version, len(fragments), ', '.join(sorted(sections)) or '-', ', '.join(sorted(released, key=v)) or '-'))
+    print('PASS  %s, %s and %s pin %s' % (req, readme, ee, version))
 sys.exit(1 if errors else 0)
 PY

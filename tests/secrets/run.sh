@@ -7,29 +7,12 @@
 # Any hit fails (the offending lines are shown with the secret masked).
 # It also checks that destroying tdemo leaves tother exactly as it was (tests/isolation/snapshot.py).
 set -uo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-SHARED=$ROOT/extensions/molecule/shared
-VENV= COLLECTIONS= PVESIM=
-while [ $# -gt 0 ]; do
-  case $1 in
-    --venv) VENV=$(cd "$2" && pwd); shift 2 ;;
-    --collections) COLLECTIONS=$(cd "$2" && pwd); shift 2 ;;
-    --pvesim) PVESIM=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
-    *) echo "usage: $0 --venv DIR --collections DIR --pvesim BIN" >&2; exit 2 ;;
-  esac
-done
-[ -x "$VENV/bin/ansible-playbook" ] && [ -x "$PVESIM" ] || { echo "test-secrets: missing ansible-playbook or pvesim" >&2; exit 2; }
-
-# The shared inventory puts the lab in /tmp/dvt-molecule-$MOLECULE_SCENARIO_NAME: a unique name.
-export MOLECULE_SCENARIO_NAME=secrets-$$
-LAB=/tmp/dvt-molecule-$MOLECULE_SCENARIO_NAME
-WORK=$(mktemp -d /tmp/dvt-secrets-test.XXXXXX)
+# shellcheck source=tests/lib/sharedlab.sh
+. "$(dirname "$0")/../lib/sharedlab.sh"
+sharedlab_args secrets "$@"
 cleanup() { [ -n "${KEEP_WORK:-}" ] && { echo "test-secrets: kept $WORK"; cp -r "$LAB/attachments" "$WORK/" 2>/dev/null; }
   PVESIM=$PVESIM "$SHARED/lab.sh" down "$LAB" >/dev/null 2>&1; rm -rf "$LAB"; [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"; }
 trap cleanup EXIT
-export ANSIBLE_COLLECTIONS_PATH=$COLLECTIONS ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false
-export ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_INVENTORY_UNPARSED_WARNING=false ANSIBLE_NOCOLOR=1
 export ANSIBLE_LOG_PATH=$WORK/ansible.log ANSIBLE_DISPLAY_SKIPPED_HOSTS=true
 OUT=$WORK/output
 start=$(date +%s)

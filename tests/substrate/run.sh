@@ -16,6 +16,8 @@
 #   - each contradiction fails before any change, naming the variable: a missing site key, the
 #     transit VLAN given twice differently, a tenant.index that disagrees with the attachment,
 #     a hypervisor aimed at the controller (in the group, or reached locally without saying so);
+#   - a node offline (#25): a tenant change is refused before any change, naming it; with the node in
+#     substrate_maintenance the change converges around it with a warning; its first run back reaches it;
 #   - the node network role refuses a main interfaces file that does not source interfaces.d,
 #     and ifupdown2 refuses a broken rendered file.
 # The tenant's VRF routes need real VRF devices, which this kernel lacks (ADR-0003; the QEMU guest of
@@ -155,7 +157,8 @@ contradiction(){ # NAME EXPECTED-TEXT PLAYBOOK EXTRA-INVENTORY-YAML [ARGS...]
   (cd "$REPO" && "$VENV/bin/ansible-playbook" -i inventory -i "$W/lab.yml" -i "$W/$name.yml" "deevnet.tenant.$pb" "$@") >"$W/$name.log" 2>&1
   local c=$?; a=$(state)
   if [ $c != 0 ] && grep -qF -- "$want" "$W/$name.log" && [ "$b" = "$a" ]; then pass "$name: refused before any change ($want)"
-  else fail "$name: rc=$c, wanted [$want], unchanged=$([ "$b" = "$a" ] && echo yes || echo no)"; grep -E 'fatal|FAILED|msg' "$W/$name.log" | head -5; fi
+  else fail "$name: rc=$c, wanted [$want], unchanged=$([ "$b" = "$a" ] && echo yes || echo no)"; grep -E 'fatal|FAILED|msg' "$W/$name.log" | head -5
+    diff <(echo "$b") <(echo "$a") | head -10; fi
 }
 contradiction missing-site-key "zone found in substrate_site" fabric "$(cat <<'YML'
 all:
@@ -237,6 +240,34 @@ else fail "second run / check mode: ok=$ok writes=$w"; fi
 sed 's/^  index: 1$/  index: 2/' "$REPO/tenants/tdemo.yml" >"$REPO/tenants/tdemo-wrong.yml"
 contradiction index-mismatch "tenant.index 2 disagrees with the index allocated to tdemo: tenant_attachment.index 1" tenant "---" -e tenant_file=tenants/tdemo-wrong.yml
 rm -f "$REPO/tenants/tdemo-wrong.yml"
+
+# --- 5b. a node offline (#25): refused before any change, naming it; in maintenance, converged around it -------
+# p03 leaves the membership (pvesim as PVE shows it: offline in /nodes, 595 behind it). The operator's change
+# (a second VM) is refused before any change while substrate_maintenance is empty; once the copied repository
+# lists p03 there, the run converges (the new VM on p02, SDN applied to p02) and warns about p03; after p03
+# is back, the first run reaches it (its zones were pending: PVE regenerates nothing at boot when nothing is pending).
+P3=dv02hyp002p03
+simnode(){ curl -sf --cacert "$CA" -X POST -H 'Content-Type: application/json' -d '{}' "$SIM_URL/_sim/nodes/$P3/$1" >/dev/null; }
+api(){ curl -sf --cacert "$CA" -H "Authorization: PVEAPIToken=root@pam!sim=$(labv substrate_pve.api_token_secret)" "$SIM_URL/api2/json$1"; }
+tenant_args=(-e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false)
+simnode offline
+sed -i 's/^    count: 1$/    count: 2/' "$REPO/tenants/tdemo.yml"
+contradiction offline-p03 "node $P3 is offline (GET /nodes): an SDN apply cannot reach it" tenant "---" "${tenant_args[@]}"
+sed -i "s/^substrate_maintenance: \[\]$/substrate_maintenance: [$P3]/" "$REPO/inventory/group_vars/all/maintenance.yml"
+contradiction maintenance-typo "substrate_maintenance: dv02hyp002p09 is not in group hypervisors" tenant "---" "${tenant_args[@]}" \
+  -e '{"substrate_maintenance": ["dv02hyp002p09"]}'
+if play maint tenant "${tenant_args[@]}" && grep -q "node(s) $P3 offline in maintenance: the SDN configuration applied now has not reached them" "$W/maint.log" \
+   && grep -q "$P3 is in maintenance (substrate_maintenance)" "$W/maint.log"; then
+  pass "$P3 in maintenance: the tenant converges around it and warns what is left for it"
+else fail "maintenance run"; grep -E 'fatal|FAILED|WARNING' -A3 "$W/maint.log" | head -12; fi
+vm2=$(api "/cluster/resources?type=vm" | "$VENV/bin/python" -c 'import json,sys; print(" ".join(r["node"] for r in json.load(sys.stdin)["data"] if r.get("name") == "tdemo-2"))')
+[ "$vm2" = dv02hyp002p02 ] && pass "the new VM tdemo-2 is placed on dv02hyp002p02 (p03 in maintenance)" || fail "tdemo-2 on [$vm2]"
+simnode online
+if play back tenant "${tenant_args[@]}" && api "/nodes/$P3/sdn/zones" | grep -q '"zone":"tn01"' \
+   && ! api "/nodes/$P3/sdn/zones" | grep -q '"status":"pending"'; then
+  pass "$P3 back: the first run applies SDN again and reaches it"
+else fail "after $P3's return: $(api "/nodes/$P3/sdn/zones")"; grep -E 'fatal|FAILED' -A3 "$W/back.log" | head -8; fi
+sed -i "s/^substrate_maintenance: \[$P3\]$/substrate_maintenance: []/" "$REPO/inventory/group_vars/all/maintenance.yml"
 
 # --- 6. the node network role: main file must source interfaces.d; ifupdown2 refuses a broken file -----
 n=dv02hyp002p02

@@ -86,6 +86,9 @@ type Method struct {
 	Parameters  *Param          `json:"parameters"`
 	Permissions json.RawMessage `json:"permissions"`
 	Returns     json.RawMessage `json:"returns"`
+	// ProxyTo names the parameter whose node pveproxy forwards the call to ("" when the
+	// node answering the API handles it).
+	ProxyTo string `json:"proxyto"`
 
 	// Parsed Permissions: HasPermissions is false when the schema has none
 	// (root only); Check is the "check" expression, User e.g. "all".

@@ -1,0 +1,152 @@
+package report
+
+// The checks of one tenant's verify run (roles/tenant, tasks/verify.yml): each VM's name and
+// address through the resolver, and its configuration and state as PVE reports them to the
+// tenant's own token. One module run does every read: as Ansible tasks they were two dig runs and
+// 1 + 2 uri runs per VM, each a Python module start.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/miekg/dns"
+
+	"github.com/deevnet/tenant/internal/plan"
+	"github.com/deevnet/tenant/internal/pve"
+	"github.com/deevnet/tenant/internal/vm"
+)
+
+// The names of the checks, as the report and the verify playbook's message show them.
+const (
+	CheckA       = "A record through the resolver"
+	CheckPTR     = "PTR record through the resolver"
+	CheckConfig  = "PVE configuration (name, address, gateway)"
+	CheckRunning = "VM running"
+	// CheckOwnRange fails for each guest the tenant's pool holds in another index's vmid range
+	// (squatting, docs/security.md); it is listed only when it fails.
+	CheckOwnRange = "Pool's VMs in the tenant's own vmid range"
+)
+
+// lookupTries is how often a lookup the server did not answer is sent (dig +tries=2).
+const lookupTries = 2
+
+// DNSChecks checks that each VM's name resolves to its address and its address back to its name,
+// the one value the resolver answers in each case.
+func DNSChecks(ctx context.Context, r Resolver, t plan.Tenant, now string) []Check {
+	var a, ptr []Check
+	for _, vm := range t.VMs {
+		addr := vm.Address.String()
+		a = append(a, answerCheck(CheckA, vm.FQDN, addr, lookup(ctx, r, vm.FQDN, "A"), now))
+		rev, err := dns.ReverseAddr(addr)
+		rec := Record{Err: fmt.Sprintf("no reverse name for %s", addr)}
+		if err == nil {
+			rec = lookup(ctx, r, rev, "PTR")
+		}
+		ptr = append(ptr, answerCheck(CheckPTR, addr, dns.Fqdn(vm.FQDN), rec, now))
+	}
+	return append(a, ptr...)
+}
+
+// lookup asks again when the server did not answer, as dig +tries=2 does.
+func lookup(ctx context.Context, r Resolver, name, typ string) Record {
+	rec := r.Lookup(ctx, name, typ)
+	for i := 1; i < lookupTries && rec.Err != "" && ctx.Err() == nil; i++ {
+		rec = r.Lookup(ctx, name, typ)
+	}
+	return rec
+}
+
+// answerCheck passes when the answer is exactly want. Its detail is the answer, "no answer" for
+// an empty one (NXDOMAIN too), or why the resolver gave none.
+func answerCheck(name, target, want string, rec Record, now string) Check {
+	c := Check{Name: name, Target: target, Time: now}
+	switch {
+	case rec.Err != "":
+		c.Detail = "resolver: " + rec.Err
+	case len(rec.Values) == 0:
+		c.Detail = "no answer"
+	default:
+		c.Detail = strings.Join(rec.Values, " ")
+		c.OK = len(rec.Values) == 1 && rec.Values[0] == want
+	}
+	return c
+}
+
+// PVEChecks checks each VM's configuration (name, address, gateway) and that it runs, on the node
+// PVE places it on (the site's first node when /cluster/resources does not list it).
+func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, now string) []Check {
+	nodes := map[int]string{}
+	var rows []row
+	var out []Check
+	if c.Get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &rows) == nil {
+		first, last := plan.VMIDRange(t.Index)
+		for _, x := range rows {
+			id := atoi(x["vmid"])
+			nodes[id] = str(x["node"])
+			// The pool names the holder; a tag, which the tenant's token may set, is not read.
+			if str(x["pool"]) == t.Pool && str(x["template"]) != "1" && (id < first || id > last) {
+				out = append(out, Check{Name: CheckOwnRange, Target: t.Pool, Time: now,
+					Detail: vm.SquatMessage(id, str(x["name"]), vm.PoolOwner(t.Pool))})
+			}
+		}
+	}
+	for _, vm := range t.VMs {
+		node, ok := nodes[vm.VMID]
+		if !ok {
+			node = fallbackNode
+		}
+		base := fmt.Sprintf("/nodes/%s/qemu/%d/", url.PathEscape(node), vm.VMID)
+		target := fmt.Sprintf("%s (%d)", vm.Name, vm.VMID)
+		conf := Check{Name: CheckConfig, Target: target, Time: now}
+		var cfg row
+		if err := c.Get(ctx, base+"config", nil, &cfg); err != nil {
+			conf.Detail = answered(err)
+		} else {
+			ipc := str(cfg["ipconfig0"])
+			conf.OK = str(cfg["name"]) == vm.Name && strings.Contains(ipc, "ip="+vm.CIDR) &&
+				strings.Contains(ipc, "gw="+vm.Gateway.String())
+			conf.Detail = fmt.Sprintf("name %s, ipconfig0 %s", str(cfg["name"]), orNone(ipc))
+		}
+		run := Check{Name: CheckRunning, Target: target, Time: now}
+		var st row
+		if err := c.Get(ctx, base+"status/current", nil, &st); err != nil {
+			run.Detail = answered(err)
+		} else {
+			status := str(st["status"])
+			run.OK = status == "running"
+			if status == "" {
+				status = "unknown"
+			}
+			run.Detail = "status " + status
+		}
+		out = append(out, conf, run)
+	}
+	return out
+}
+
+// answered says what PVE answered instead of the object.
+func answered(err error) string {
+	var ae *pve.APIError
+	if errors.As(err, &ae) {
+		return fmt.Sprintf("PVE answered %d: %s", ae.Status, ae.Message)
+	}
+	return "PVE answered nothing: " + err.Error()
+}
+
+// FailedMessage is the message a verify run fails with: each failed check's name, target and
+// detail.
+func FailedMessage(tenant string, checks []Check) string {
+	var parts []string
+	for _, c := range checks {
+		if !c.OK {
+			parts = append(parts, c.Name+": "+c.Target+": "+c.Detail)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return tenant + ": failed checks: " + strings.Join(parts, "; ")
+}

@@ -1,0 +1,246 @@
+package report_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/deevnet/tenant/internal/module/moduletest"
+	"github.com/deevnet/tenant/internal/report"
+)
+
+// verifyArgs is tenant_verify's task as roles/tenant gives it for tdemo (index 1, one VM).
+func (l *lab) verifyArgs(kv ...any) map[string]any {
+	args := l.conn()
+	args["name"], args["index"], args["vms"] = "tdemo", 1, 1
+	args["resolver"] = map[string]any{"server": "127.0.0.1", "port": l.dnsAddr.Port}
+	return moduletest.With(args, kv...)
+}
+
+type verifyResult struct {
+	Failed bool           `json:"failed"`
+	Msg    string         `json:"msg"`
+	Checks []report.Check `json:"checks"`
+}
+
+func (l *lab) verify(args map[string]any) (verifyResult, map[string]any) {
+	l.t.Helper()
+	res, _ := moduletest.Execute(l.t, report.VerifyModule(), args)
+	b, _ := json.Marshal(res)
+	var out verifyResult
+	if err := json.Unmarshal(b, &out); err != nil {
+		l.t.Fatal(err)
+	}
+	return out, res
+}
+
+func details(cs []report.Check) []string {
+	var out []string
+	for _, c := range cs {
+		mark := "FAIL"
+		if c.OK {
+			mark = "ok"
+		}
+		out = append(out, c.Name+" | "+c.Target+" | "+mark+" | "+c.Detail)
+	}
+	return out
+}
+
+func wantChecks(t *testing.T, got []report.Check, want []string) {
+	t.Helper()
+	if g := details(got); strings.Join(g, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("checks:\n%s\nwant:\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
+	}
+	for _, c := range got {
+		if len(c.Time) != len("2026-12-01T04:00:00Z") || !strings.HasSuffix(c.Time, "Z") {
+			t.Fatalf("time %q", c.Time)
+		}
+	}
+}
+
+// A converged tenant passes every check, reading with GETs only: the cluster's VMs once, each VM's
+// config and status.
+func TestVerifyPasses(t *testing.T) {
+	l := newLab(t)
+	l.srv.ResetStats()
+	out, res := l.verify(l.verifyArgs())
+	if out.Failed || res["changed"] != false || out.Msg != "every check passed" {
+		t.Fatalf("res = %v", res)
+	}
+	wantChecks(t, out.Checks, []string{
+		"A record through the resolver | tdemo-1.tdemo.mobile.deevnet.net | ok | 10.20.129.10",
+		"PTR record through the resolver | 10.20.129.10 | ok | tdemo-1.tdemo.mobile.deevnet.net.",
+		"PVE configuration (name, address, gateway) | tdemo-1 (10101) | ok | name tdemo-1, ipconfig0 ip=10.20.129.10/24,gw=10.20.129.1",
+		"VM running | tdemo-1 (10101) | ok | status running",
+	})
+	st := l.srv.Stats()
+	want := map[string]int{"GET /cluster/resources": 1, "GET /nodes/{node}/qemu/{vmid}/config": 1, "GET /nodes/{node}/qemu/{vmid}/status/current": 1}
+	if st.Writes != 0 || len(st.Requests) != len(want) {
+		t.Fatalf("requests %v, writes %d; want %v", st.Requests, st.Writes, want)
+	}
+	for k, n := range want {
+		if st.Requests[k] != n {
+			t.Fatalf("requests %v, want %v", st.Requests, want)
+		}
+	}
+	// The VM is read on the node PVE lists it on, not the site's first node.
+	if out, res := l.verify(l.verifyArgs("site", map[string]any{"nodes": []any{"dv02hyp002p03", node}})); out.Failed {
+		t.Fatalf("site's first node elsewhere: %v", res)
+	}
+	// Check mode reads the same and changes nothing.
+	if out, res := l.verify(l.verifyArgs("_ansible_check_mode", true)); out.Failed || len(out.Checks) != 4 {
+		t.Fatalf("check mode: %v", res)
+	}
+}
+
+// A failed check fails the run with each failed check's name, target and detail, the message the
+// role's assert gave; with fail_on_failed false the checks are returned and the run passes.
+func TestVerifyFails(t *testing.T) {
+	l := newLab(t)
+	delete(l.dnsNames, "tdemo-1.tdemo.mobile.deevnet.net. A")
+	l.dnsNames["10.129.20.10.in-addr.arpa. PTR"] = "tother-1.tother.mobile.deevnet.net."
+	l.must(l.root.Post(context.Background(), "/nodes/"+node+"/qemu/10101/status/stop", nil, nil))
+	want := []string{
+		"A record through the resolver | tdemo-1.tdemo.mobile.deevnet.net | FAIL | no answer",
+		"PTR record through the resolver | 10.20.129.10 | FAIL | tother-1.tother.mobile.deevnet.net.",
+		"PVE configuration (name, address, gateway) | tdemo-1 (10101) | ok | name tdemo-1, ipconfig0 ip=10.20.129.10/24,gw=10.20.129.1",
+		"VM running | tdemo-1 (10101) | FAIL | status stopped",
+	}
+	msg := "tdemo: failed checks: A record through the resolver: tdemo-1.tdemo.mobile.deevnet.net: no answer; " +
+		"PTR record through the resolver: 10.20.129.10: tother-1.tother.mobile.deevnet.net.; VM running: tdemo-1 (10101): status stopped"
+	out, res := l.verify(l.verifyArgs())
+	if !out.Failed || out.Msg != msg {
+		t.Fatalf("res = %v\nwant msg %q", res, msg)
+	}
+	wantChecks(t, out.Checks, want)
+	out, res = l.verify(l.verifyArgs("fail_on_failed", false))
+	if out.Failed || out.Msg != msg {
+		t.Fatalf("fail_on_failed false: %v", res)
+	}
+	wantChecks(t, out.Checks, want)
+}
+
+// What PVE answered instead of a VM, and a resolver that does not answer, are the checks' details.
+func TestVerifyUnanswered(t *testing.T) {
+	l := newLab(t)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := pc.LocalAddr().(*net.UDPAddr).Port
+	_ = pc.Close() // nothing listens: the query is refused
+	// tdemo-2 was never made: PVE has neither its config nor its status.
+	out, res := l.verify(l.verifyArgs("vms", 2, "fail_on_failed", false,
+		"resolver", map[string]any{"server": "127.0.0.1", "port": closed}))
+	if out.Failed || len(out.Checks) != 8 {
+		t.Fatalf("res = %v", res)
+	}
+	for _, c := range out.Checks[:4] {
+		if c.OK || !strings.HasPrefix(c.Detail, "resolver: server 127.0.0.1:") {
+			t.Fatalf("DNS check %+v", c)
+		}
+	}
+	for _, c := range out.Checks[6:] {
+		if c.OK || c.Target != "tdemo-2 (10102)" || !strings.HasPrefix(c.Detail, "PVE answered 500: ") || !strings.Contains(c.Detail, "10102") {
+			t.Fatalf("PVE check %+v", c)
+		}
+	}
+}
+
+// Without a PVE connection only the resolver is asked; a partial credential, an unknown option
+// and a declaration the plan refuses fail before any read, naming the option.
+func TestVerifyOptions(t *testing.T) {
+	l := newLab(t)
+	args := map[string]any{"name": "tdemo", "index": 1, "resolver": map[string]any{"server": "127.0.0.1", "port": l.dnsAddr.Port}}
+	l.srv.ResetStats()
+	out, res := l.verify(args)
+	if out.Failed || len(out.Checks) != 2 || out.Checks[0].Name != report.CheckA || out.Checks[1].Name != report.CheckPTR {
+		t.Fatalf("res = %v", res)
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{moduletest.With(args, "api_host", "127.0.0.1"), "api_token_secret"},
+		{moduletest.With(args, "vms", 100), "100"},
+		{moduletest.With(args, "index", 0), "index"},
+		{moduletest.With(args, "vm_vnet", []any{3}), "vm_vnet"},
+		{moduletest.With(args, "resolver", map[string]any{"port": 53}), "server"},
+	} {
+		out, res := l.verify(tc.args)
+		if !out.Failed || !strings.Contains(out.Msg, tc.want) || len(out.Checks) != 0 {
+			t.Errorf("args %v: res = %v, want a failure naming %q", tc.args, res, tc.want)
+		}
+	}
+	if st := l.srv.Stats(); len(st.Requests) != 0 {
+		t.Fatalf("requests %v, want none", st.Requests)
+	}
+}
+
+// The token secret is in no part of the result, passed or failed.
+func TestVerifyMasksTheSecret(t *testing.T) {
+	l := newLab(t)
+	_, secret := l.srv.RootToken()
+	for _, args := range []map[string]any{l.verifyArgs(), l.verifyArgs("vms", 2), l.verifyArgs("api_token_secret", "x"+secret)} {
+		_, res := l.verify(args)
+		if b, _ := json.Marshal(res); strings.Contains(string(b), secret) {
+			t.Fatalf("secret in %s", b)
+		}
+	}
+}
+
+// A query the resolver drops is asked again (dig +tries=2): one lost packet fails no check.
+func TestVerifyAsksAgain(t *testing.T) {
+	l := newLab(t)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = pc.Close() }()
+	up, err := net.Dial("udp", l.dnsAddr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = up.Close() }()
+	// A relay to the lab's server that drops the first query it gets.
+	go func() {
+		buf := make([]byte, 4096)
+		for i := 0; ; i++ {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if i == 0 {
+				continue
+			}
+			_, _ = up.Write(buf[:n])
+			m, err := up.Read(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(buf[:m], from)
+		}
+	}()
+	out, res := l.verify(l.verifyArgs("resolver", map[string]any{"server": "127.0.0.1", "port": pc.LocalAddr().(*net.UDPAddr).Port}))
+	if out.Failed || !out.Checks[0].OK || !out.Checks[1].OK {
+		t.Fatalf("res = %v", res)
+	}
+}
+
+// Squatting (issue 24): a VM tdemo's pool holds in index 2's range, tagged as tother's, fails
+// tdemo's verify, named by the pool.
+func TestVerifyFailsTheSquatter(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	var upid string
+	l.must(l.root.Post(ctx, "/nodes/"+node+"/qemu/9000/clone", map[string]any{"newid": 10202, "name": "squat", "pool": "tenant-tdemo"}, &upid))
+	l.must(l.root.WaitTask(ctx, upid))
+	l.must(l.root.Put(ctx, "/nodes/"+node+"/qemu/10202/config", map[string]any{"tags": "tenant-tother"}, nil))
+	out, res := l.verify(l.verifyArgs())
+	want := `Pool's VMs in the tenant's own vmid range: tenant-tdemo: vmid 10202 ("squat") is held by tenant tdemo's pool, in index 2's range 10200-10299, not its own`
+	if !out.Failed || !strings.Contains(out.Msg, want) {
+		t.Fatalf("res = %v\nwant a message with %q", res, want)
+	}
+}

@@ -1,0 +1,72 @@
+// Command probe is the API and DNS half of `make test-adversary` (tests/adversary/run.sh): with
+// nothing but a tenant's attachment file, as deevnet.tenant.onboard writes it, it tries what the
+// tenant's PVE token and TSIG key allow and everything they must not, and checks each outcome
+// exactly: the HTTP status and PVE's message, or the DNS rcode. The probes are data (api.go,
+// dns.go); every identifier in them is derived from the attachment's site and index and from the
+// registry's other tenant by internal/plan, or read back from PVE with the tenant's own token.
+//
+//	probe -attachment DIR/attachments/tdemo.yml -other tother -other-index 2 -bridge vmbr0
+//
+// Output: one line per probe, "ok   <name>: <outcome>" or "FAIL <name>: got ..., want ...",
+// then a summary; exit status 1 when any probe failed. No secret is printed.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+)
+
+func main() {
+	att := flag.String("attachment", "", "the tenant's attachment file (onboard.yml wrote it)")
+	other := flag.String("other", "", "another onboarded tenant's name (the registry's)")
+	otherIndex := flag.Int("other-index", 0, "that tenant's index")
+	bridge := flag.String("bridge", "", "the site's bridge (substrate_site.bridge)")
+	flag.Parse()
+	if *att == "" || *other == "" || *otherIndex == 0 || *bridge == "" {
+		fmt.Fprintln(os.Stderr, "usage: probe -attachment FILE -other NAME -other-index N -bridge BRIDGE")
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	os.Exit(run(ctx, *att, *other, *otherIndex, *bridge))
+}
+
+func run(ctx context.Context, attFile, other string, otherIndex int, bridge string) int {
+	a, err := readAttachment(attFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "probe:", err)
+		return 2
+	}
+	env, err := newEnv(ctx, a, other, otherIndex, bridge)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "probe:", err)
+		return 2
+	}
+	failed, total := 0, 0
+	report := func(name string, err error, outcome string) {
+		total++
+		if err != nil {
+			failed++
+			fmt.Printf("FAIL %s: %v\n", name, env.mask(err.Error()))
+			return
+		}
+		fmt.Printf("ok   %s: %s\n", name, env.mask(outcome))
+	}
+	for _, p := range apiProbes(env) {
+		out, err := env.runAPI(ctx, p)
+		report("api "+p.name, err, out)
+	}
+	for _, p := range dnsProbes(env) {
+		out, err := env.runDNS(ctx, p)
+		report("dns "+p.name, err, out)
+	}
+	fmt.Printf("probe: %d of %d probes as PVE 9 and the DNS servers answer them\n", total-failed, total)
+	if failed > 0 {
+		fmt.Printf("probe: %d FAILED\n", failed)
+		return 1
+	}
+	return 0
+}

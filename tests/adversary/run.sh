@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# tests/adversary/run.sh --venv DIR --collections DIR --pvesim BIN        (make test-adversary)
+# A tenant is an adversary (issue 24, docs/security.md). Against the built-in substrate (pvesim and
+# the DNS lab on 127.0.0.1, started by extensions/molecule/shared/lab.sh), onboard tdemo and tother
+# and converge both with the playbooks; then, with nothing but tdemo's attachment file as onboard
+# wrote it, tests/adversary/probe tries what tdemo's token and TSIG key allow and everything they
+# must not (the tables in probe/api.go and probe/dns.go: each outcome exactly, status and PVE's
+# message or rcode). Its squat of tother's vmid (which PVE allows) must then be named by the pool
+# that holds it: by tdemo's tenant_vm (a warning), by tother's tenant_vm (refused), by verify
+# (fails for tdemo) and by the site report (both rows).
+set -uo pipefail
+# shellcheck source=tests/lib/sharedlab.sh
+. "$(dirname "$0")/../lib/sharedlab.sh"
+sharedlab_args adversary "$@"
+cleanup() { PVESIM=$PVESIM "$SHARED/lab.sh" down "$LAB" >/dev/null 2>&1; rm -rf "$LAB"
+  [ -n "${KEEP_WORK:-}" ] && echo "test-adversary: kept $WORK" || rm -rf "$WORK"; }
+trap cleanup EXIT
+start=$(date +%s)
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/probe" ./tests/adversary/probe) || exit 1
+PVESIM=$PVESIM LAB_DNS_TENANTS= "$SHARED/lab.sh" up "$LAB" >"$WORK/lab.out" 2>&1 || { cat "$WORK/lab.out"; exit 1; }
+
+fails=0
+fail() { echo "test-adversary: FAIL $*"; fails=$((fails + 1)); }
+# play WANT(ok|fail) LABEL ARGS...: one ansible-playbook; its rc must match WANT; output in $WORK/<n>.out.
+n=0
+play() {
+  local want=$1 label=$2 rc; shift 2; n=$((n + 1)); OUT=$WORK/$n.out
+  "$VENV/bin/ansible-playbook" -i "$SHARED/inventory" "$@" >"$OUT" 2>&1; rc=$?
+  if { [ "$want" = ok ] && [ $rc -ne 0 ]; } || { [ "$want" = fail ] && [ $rc -eq 0 ]; }; then
+    fail "$label: rc $rc, expected $want"; tail -30 "$OUT"
+  else echo "test-adversary: $label: rc $rc ($want, as expected)"; fi
+}
+# says LABEL TEXT: the last play's output must hold TEXT.
+says() { grep -qF -- "$2" "$OUT" && echo "test-adversary: $1: says \"$2\"" || { fail "$1: output lacks \"$2\""; grep -E 'FAILED|WARNING|msg' "$OUT" | tail -8; }; }
+
+T=$SHARED/tdemo.yml O=$SHARED/tother.yml
+play ok "onboard tdemo"  -e tenant_name=tdemo deevnet.tenant.onboard
+play ok "onboard tother" -e tenant_name=tother deevnet.tenant.onboard
+play ok "fabric"         -e substrate_node_network=false deevnet.tenant.fabric
+play ok "tenant tdemo"   -e tenant_file="$T" deevnet.tenant.tenant
+play ok "tenant tother"  -e tenant_file="$O" deevnet.tenant.tenant
+
+# The probes: tdemo's attachment, the other tenant as the registry has it, the site's bridge as
+# the inventory declares it.
+other_index=$(python3 -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]))["tenants"]["tother"])' "$LAB/tenants.yml" 2>/dev/null \
+  || "$VENV/bin/python" -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]))["tenants"]["tother"])' "$LAB/tenants.yml")
+bridge=$("$VENV/bin/ansible-inventory" -i "$SHARED/inventory" --host localhost 2>/dev/null \
+  | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["substrate_site"]["bridge"])')
+echo "test-adversary: probing as tdemo (other tenant tother, index $other_index; site bridge $bridge)"
+"$WORK/probe" -attachment "$LAB/attachments/tdemo.yml" -other tother -other-index "$other_index" -bridge "$bridge" | tee "$WORK/probe.out"
+[ "${PIPESTATUS[0]}" -eq 0 ] || fail "probe: $(grep -c '^FAIL' "$WORK/probe.out") probes did not get PVE's or the DNS server's answer"
+
+# The squat the probe left (tother's second vmid in tdemo's pool, tagged by nobody) is named by
+# the pool that holds it.
+squat=$(grep -o 'squat vmid [0-9]*' "$WORK/probe.out" | head -1 | grep -o '[0-9]*$')
+[ -n "$squat" ] || { fail "the probe made no squat"; squat=0; }
+play ok "tenant tdemo's workload after the squat" -e tenant_file="$T" -e tenant_run_network=false -e tenant_run_verify=false deevnet.tenant.tenant
+says "tdemo's tenant_vm" "vmid $squat (\"squat\") is held by tenant tdemo's pool, in index $other_index's range"
+cat >"$WORK/tother-2.yml" <<YML
+tenant: {name: tother, index: $other_index, vms: {count: 2}}
+YML
+play fail "tenant tother with two VMs" -e tenant_file="$WORK/tother-2.yml" -e tenant_run_network=false deevnet.tenant.tenant
+says "tother's tenant_vm" "vmid $squat is taken by a VM this token cannot see"
+play fail "verify tdemo (the squatter)" -e tenant_file="$T" deevnet.tenant.verify
+says "tdemo's verify" "Pool's VMs in the tenant's own vmid range tenant-tdemo"
+play fail "verify tother (two VMs declared)" -e tenant_file="$WORK/tother-2.yml" deevnet.tenant.verify
+report=$(ls "$LAB"/reports/*.md 2>/dev/null | head -1)
+for want in "| tdemo | Pool's VMs in the tenant's own vmid range | tenant-tdemo | ❌ **FAIL** | vmid $squat (\"squat\") is held by tenant tdemo's pool, in index $other_index's range" \
+            "vmid $squat is held by tenant tdemo's pool (pool tenant-tdemo), not tenant-tother" \
+            "vmid $squat (\"squat\") is held by tenant tdemo's pool, in index $other_index's range"; do
+  if [ -n "$report" ] && grep -qF -- "$want" "$report"; then echo "test-adversary: site report: says \"$want\""
+  else fail "site report ${report:-(none)} lacks \"$want\""; fi
+done
+
+echo "test-adversary: $(grep -c '^ok' "$WORK/probe.out") probes as PVE and the DNS servers answer them, $fails failed checks, $(( $(date +%s) - start )) s"
+[ "$fails" -eq 0 ]
