@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -28,7 +29,19 @@ type lab struct {
 	srv      *pvesim.Server
 	root     *pve.Client
 	dnsAddr  *net.UDPAddr
+	dnsMu    sync.Mutex        // the DNS server's goroutines read dnsNames while a test changes it
 	dnsNames map[string]string // "name type" -> rdata
+}
+
+// setDNS answers rdata for key ("name type"); an empty rdata drops the name (NXDOMAIN).
+func (l *lab) setDNS(key, rdata string) {
+	l.dnsMu.Lock()
+	defer l.dnsMu.Unlock()
+	if rdata == "" {
+		delete(l.dnsNames, key)
+		return
+	}
+	l.dnsNames[key] = rdata
 }
 
 func newLab(t *testing.T) *lab {
@@ -85,7 +98,10 @@ func (l *lab) startDNS() {
 		m := new(dns.Msg)
 		m.SetReply(r)
 		q := r.Question[0]
-		if v, ok := l.dnsNames[q.Name+" "+dns.TypeToString[q.Qtype]]; ok {
+		l.dnsMu.Lock()
+		v, ok := l.dnsNames[q.Name+" "+dns.TypeToString[q.Qtype]]
+		l.dnsMu.Unlock()
+		if ok {
 			rr, err := dns.NewRR(fmt.Sprintf("%s 300 IN %s %s", q.Name, dns.TypeToString[q.Qtype], v))
 			if err == nil {
 				m.Answer = append(m.Answer, rr)
@@ -185,7 +201,7 @@ func TestStoppedVMAndFailedCheckShowInTableAndPicture(t *testing.T) {
 	var upid string
 	l.must(l.root.Post(context.Background(), fmt.Sprintf("/nodes/%s/qemu/10101/status/stop", node), nil, &upid))
 	l.must(l.root.WaitTask(context.Background(), upid))
-	delete(l.dnsNames, "www.tdemo.mobile.deevnet.net. CNAME")
+	l.setDNS("www.tdemo.mobile.deevnet.net. CNAME", "")
 	failed := append([]any{}, passed...)
 	failed = append(failed, map[string]any{"name": "record via resolver", "target": "www.tdemo.mobile.deevnet.net CNAME", "ok": false, "detail": "no answer", "time": "2026-12-01T04:00:01Z"})
 	_, md := l.report(false, tdemo(failed))

@@ -99,8 +99,8 @@ func TestVerifyPasses(t *testing.T) {
 // role's assert gave; with fail_on_failed false the checks are returned and the run passes.
 func TestVerifyFails(t *testing.T) {
 	l := newLab(t)
-	delete(l.dnsNames, "tdemo-1.tdemo.mobile.deevnet.net. A")
-	l.dnsNames["10.129.20.10.in-addr.arpa. PTR"] = "tother-1.tother.mobile.deevnet.net."
+	l.setDNS("tdemo-1.tdemo.mobile.deevnet.net. A", "")
+	l.setDNS("10.129.20.10.in-addr.arpa. PTR", "tother-1.tother.mobile.deevnet.net.")
 	l.must(l.root.Post(context.Background(), "/nodes/"+node+"/qemu/10101/status/stop", nil, nil))
 	want := []string{
 		"A record through the resolver | tdemo-1.tdemo.mobile.deevnet.net | FAIL | no answer",
