@@ -29,7 +29,7 @@ antsibull-docs collection --use-current --squash-hierarchy --fail-on-error --cle
   --dest-dir "$src/collection" deevnet.tenant >"$out/antsibull-docs.log" 2>&1 \
   || { cat "$out/antsibull-docs.log"; echo "FAIL  antsibull-docs collection"; exit 1; }
 echo "PASS  antsibull-docs: $(find "$src/collection" -name '*.rst' | wc -l) RST files ($(ms) ms)"
-cp "$coll/docs/tenant-contract.md" "$src/docs/"
+cp "$coll/docs/tenant-contract.md" "$coll/docs/security.md" "$coll/docs/migrate-from-terraform.md" "$src/docs/"
 cp -r "$coll/docs/adr" "$src/docs/adr"
 sphinx-build -b html -W --keep-going -n -q "$src" "$out/html" 2>&1 | tee "$out/sphinx.log"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAIL  sphinx-build (warnings are errors)"; exit 1; }

@@ -87,7 +87,7 @@ def main(rendered_path, running_path):
         rendered = normalize(sections(f.read(), count), count, False)
     with open(running_path) as f:
         running = normalize(sections(f.read(), count), count, True)
-    if [h for h, _ in rendered] != [h for h, _ in running] and sorted(rendered) == sorted(running):
+    if [sec[0] for sec in rendered] != [sec[0] for sec in running] and sorted(rendered) == sorted(running):
         count["order"] += 1
     want, have = collections.Counter(rendered), collections.Counter(running)
     missing, extra = want - have, have - want
