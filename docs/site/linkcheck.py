@@ -98,7 +98,8 @@ def expected_pages(collection):
         entry_points = sorted((yaml.safe_load(open(spec)) or {}).get('argument_specs', {}))
         want.append(('collection/%s_role.html' % role, ['deevnet.tenant.' + role] + entry_points))
     # The Markdown docs: each page carries its source's first heading.
-    for md in ['docs/tenant-contract.md', 'docs/security.md', 'docs/migrate-from-terraform.md'] + sorted(glob.glob(os.path.join(collection, 'docs', 'adr', '*.md'))):
+    pages = ['docs/tenant-contract.md', 'docs/security.md', 'docs/migrate-from-terraform.md']
+    for md in pages + sorted(glob.glob(os.path.join(collection, 'docs', 'adr', '*.md'))):
         md = os.path.relpath(os.path.join(collection, md), collection)
         with open(os.path.join(collection, md), encoding='utf-8') as f:
             title = next((line.lstrip('#').strip() for line in f if line.startswith('# ')), '')
