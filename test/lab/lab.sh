@@ -16,7 +16,7 @@
 #   test/lab/lab.sh converge the playbooks of up: fabric, perimeter, resolver, then LAB_TENANTS (needs LAB_DIR)
 #   test/lab/lab.sh playbook PLAYBOOK [ARGS...]   ansible-playbook with the lab's inventory (log: LAB_DIR/ansible.log, every run)
 #   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest), a node name or perimeter
-#   test/lab/lab.sh only CHECK...   some checks: box fabric destroyed tenants l2vni l3vni egress dns isolation
+#   test/lab/lab.sh only CHECK...   some checks: box fabric frrconf destroyed tenants l2vni l3vni egress dns isolation
 #   test/lab/lab.sh destroy FILE   the destroy playbook for the tenant declared in FILE, VMs unplugged
 #   env: LAB_TENANTS (declarations converged by up), LAB_DESTROY (test: destroyed after the checks, then
 #   checked again), LAB_DIR, LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
@@ -145,6 +145,8 @@ CFG
     sleep 2
   done
   log "guest booted, sshd answering in $(ms $t) ms ($(grep -a LAB-READY "$LAB_DIR/console.log" || true))"
+  # labinit's own failures (a module the kernel does not load, the guest-port rule not added)
+  if grep -a 'labinit: FAILED' "$LAB_DIR/console.log" >&2; then log "guest boot incomplete (console.log above)"; exit 1; fi
   t=$(date +%s%N)
   # shellcheck disable=SC2086
   sshl lab /lab/topo.sh up $(for spec in $NODES; do echo "${spec%,*,*}"; done)
@@ -382,6 +384,28 @@ check_fabric() {
   return $fail
 }
 
+# check_frrconf: on every node, FRR runs the frr.conf pvesim rendered: `show running-config` equals
+# the node's /etc/frr/frr.conf (what reload.sh installed and reloaded) section by section apart from
+# FRR's own normalizations (frrdiff.py; README "FRR 10 and the rendered frr.conf"). Control, every
+# run: the rendered file without one line must differ, or the comparison proves nothing.
+check_frrconf() {
+  local fail=0 spec n d=$LAB_DIR/frrconf out
+  mkdir -p "$d"
+  for spec in $NODES; do
+    n=${spec%%,*}
+    sshl "$n" cat /etc/frr/frr.conf > "$d/$n.rendered" </dev/null
+    sshl "$n" "vtysh -c 'show running-config'" > "$d/$n.running" </dev/null
+    if out=$(python3 "$HERE/frrdiff.py" "$d/$n.rendered" "$d/$n.running"); then echo "ok   $n: ${out#frrdiff: }"
+    else echo "FAIL $n: FRR's running config is not the rendered frr.conf:"; echo "$out" | sed 's/^/       /'; fail=1; fi
+    # the control: the rendered file without its first line inside a section
+    sed '0,/^ [a-z]/{/^ [a-z]/d}' "$d/$n.rendered" > "$d/$n.control"
+    if cmp -s "$d/$n.rendered" "$d/$n.control"; then echo "FAIL $n: control: the rendered frr.conf has no section line to remove"; fail=1
+    elif python3 "$HERE/frrdiff.py" "$d/$n.control" "$d/$n.running" >/dev/null; then echo "FAIL $n: control: the rendered file without '$(diff "$d/$n.rendered" "$d/$n.control" | sed -n 's/^< //p')' compared equal"; fail=1
+    else echo "ok   $n: control: without '$(diff "$d/$n.rendered" "$d/$n.control" | sed -n 's/^< //p')' the rendered file differs from the running config"; fi
+  done
+  return $fail
+}
+
 # check_tenants: for every tenant VM pvesim holds (LAB_DIR/vms): from inside the VM, its gateway
 # (ipconfig0's gw: the VNet's anycast gateway on its node) answers; on every node the tenant's VRF
 # and VNet exist in the kernel and FRR knows both VNIs (show evpn vni: the L2VNI and the VRF's
@@ -553,6 +577,7 @@ check() {
   local t rc=0; t=$(date +%s%N)
   check_box || rc=1
   check_fabric || rc=1
+  check_frrconf || rc=1
   check_destroyed || rc=1
   check_tenants || rc=1
   check_l2vni || rc=1

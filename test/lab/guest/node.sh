@@ -29,9 +29,17 @@ source /etc/network/interfaces.d/*
 IFS
 cp -a /etc/frr/. "$E/frr/"
 sed -i -e 's/^bgpd=no/bgpd=yes/' -e 's/^bfdd=no/bfdd=yes/' "$E/frr/daemons"
+# watchfrr's 90 s timeouts are for real hardware: under TCG on a loaded machine FRR 10's daemons
+# (each loads its YANG modules at start) took longer to answer, watchfrr killed them mid-start
+# ("restart bgpd child process ... still running after 90 seconds") and looped, bgpd/bfdd/mgmtd down
+sed -i 's/^#\{0,1\}watchfrr_options=.*/watchfrr_options="--timeout 600 --restart-timeout 600"/' "$E/frr/daemons"
+grep -q '^watchfrr_options="--timeout 600' "$E/frr/daemons"
 printf 'frr defaults datacenter\nhostname %s\nlog syslog informational\nservice integrated-vtysh-config\n!\nline vty\n!\n' "$n" > "$E/frr/frr.conf"
 chown -R frr:frr "$E/frr"
 /lab/nodeexec "$n" ifup -a
 /lab/nodeexec "$n" /usr/sbin/sshd -o ListenAddress="${mgmt%/*}" -o HostKey=/etc/ssh/ssh_host_ed25519_key \
   -o PermitRootLogin=prohibit-password -o UseDNS=no -o PidFile="/run/network/sshd.pid"
-/lab/nodeexec "$n" /usr/lib/frr/frrinit.sh start >/dev/null
+# FRR 10's daemons keep the descriptors they are started with: started on this ssh session's
+# stdout/stderr, they held the channel open and `ssh lab node.sh` never returned. A log file instead.
+log=/var/lib/lab/$n/frr-start.log
+/lab/nodeexec "$n" /usr/lib/frr/frrinit.sh start </dev/null >"$log" 2>&1 || { cat "$log"; exit 1; }
