@@ -17,10 +17,11 @@
 #   test/lab/lab.sh playbook PLAYBOOK [ARGS...]   ansible-playbook with the lab's inventory (log: LAB_DIR/ansible.log, every run)
 #   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest), a node name or perimeter
 #   test/lab/lab.sh only CHECK...   some checks: box fabric frrconf destroyed tenants l2vni l3vni egress dns isolation
-#   test/lab/lab.sh destroy FILE   the destroy playbook for the tenant declared in FILE, VMs unplugged
+#   test/lab/lab.sh destroy FILE [ARG...]   the destroy playbook for the tenant declared in FILE, VMs unplugged
 #   test/lab/lab.sh reuse FILE     onboard + tenant for FILE, a tenant at a destroyed tenant's index
 #   env: LAB_TENANTS (declarations converged by up), LAB_DESTROY (test: destroyed after the checks, then
-#   checked again), LAB_REUSE (test: then converged at the destroyed index, checked again), LAB_DIR,
+#   checked again), LAB_REUSE (test: LAB_DESTROY's index released by the destroy, then this declaration
+#   converged at it, checked again), LAB_DIR,
 #   LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
 # Needs: qemu-system-x86 busybox-static openssh-client, the Debian tree (mmdebstrap), apt sources.
 set -euo pipefail
@@ -320,13 +321,14 @@ resolver_reload() {
   tar -C "$LAB_DIR/unbound.d" -cf - . | sshl lab /lab/resolver.sh reload
 }
 
-# destroy_tenant FILE: the shipped destroy playbook, then the VMs it removed unplugged
+# destroy_tenant FILE [ARG...]: the shipped destroy playbook (ARGs added, e.g. -e
+# tenant_release_index=true to free the index for another tenant), then the VMs it removed unplugged
 destroy_tenant() {
-  local t; t=$(date +%s%N)
-  playbook deevnet.tenant.destroy -e "tenant_file=$1"
-  "$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"], t.get("vnets", 1))' "$1" >> "$LAB_DIR/destroyed"
+  local t f=$1; t=$(date +%s%N); shift
+  playbook deevnet.tenant.destroy -e "tenant_file=$f" "$@"
+  "$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"], t.get("vnets", 1))' "$f" >> "$LAB_DIR/destroyed"
   vms
-  log "destroy $(basename "$1") in $(ms $t) ms"
+  log "destroy $(basename "$f") in $(ms $t) ms"
 }
 
 # reuse_tenant FILE: a tenant declared at a destroyed tenant's index, onboarded and converged
@@ -669,10 +671,11 @@ case ${1:-} in
   # it is gone from every node, and every check of the tenants left still passes
   # down also when up fails half way (up sets LAB_DIR in this shell before it boots anything)
   test) trap '[ -z "${LAB_DIR:-}" ] || down' EXIT; up >/dev/null; rc=0; check || rc=1
-    if [ -n "${LAB_DESTROY:-}" ]; then destroy_tenant "$LAB_DESTROY"; check || rc=1; fi
+    # the index is released only when another tenant is to take it (the registry keeps it by default)
+    if [ -n "${LAB_DESTROY:-}" ]; then destroy_tenant "$LAB_DESTROY" ${LAB_REUSE:+-e tenant_release_index=true}; check || rc=1; fi
     if [ -n "${LAB_REUSE:-}" ]; then reuse_tenant "$LAB_REUSE"; check || rc=1; fi
     exit $rc;;
-  destroy) shift; need_lab; destroy_tenant "$1";;
+  destroy) shift; need_lab; destroy_tenant "$@";;
   reuse) shift; need_lab; reuse_tenant "$1";;
   resolver-reload) need_lab; resolver_reload;;
   resolver-up) need_lab; resolver_up;;
@@ -681,5 +684,5 @@ case ${1:-} in
   tenants) need_lab; tenants;;
   vms) need_lab; vms;;
   ssh) shift; need_lab; h=${1:-lab}; shift || true; sshl "$h" "$@";;
-  *) sed -n '2,24p' "$0"; exit 2;;
+  *) sed -n '2,25p' "$0"; exit 2;;
 esac
