@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 # Copyright: deevnet.tenant developers
 # Apache License 2.0 (see LICENSE)
-"""xz-pack.py SRC DEST: compress a module binary the way the collection ships it (make build-all).
+"""python3 scripts/xz-pack.py SRC DEST.xz: compress a module binary the way the collection ships it (make build-all).
 
 One xz stream of one block with the SHA-256 check, preset 6 (its 8 MiB dictionary covers a whole
 binary: preset 9 gives the same size, 9e is larger; decompressing needs about 9 MiB). The action
