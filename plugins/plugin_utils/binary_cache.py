@@ -201,3 +201,25 @@ def _present(path, size):
     # Entries only appear complete (atomic rename after the check); a size that differs means the
     # file was changed behind our back: unpack it again.
     return st.st_size == size
+
+
+def main(argv):
+    """For the tests that run a binary without Ansible (tests/platforms, tests/manifest):
+    ``binary_cache.py unpack FILE.xz CACHE_DIR`` prints the unpacked binary's path,
+    ``binary_cache.py id FILE.xz`` prints its SHA-256 and size."""
+    try:
+        if len(argv) == 4 and argv[1] == 'unpack':
+            print(unpacked(argv[2], argv[3]))
+            return 0
+        if len(argv) == 3 and argv[1] == 'id':
+            print('%s %d' % xz_content_id(argv[2]))
+            return 0
+    except (BinaryCacheError, OSError, ValueError) as e:
+        print('%s: %s' % (argv[2], e), file=sys.stderr)
+        return 1
+    print('usage: binary_cache.py unpack FILE.xz CACHE_DIR | id FILE.xz', file=sys.stderr)
+    return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

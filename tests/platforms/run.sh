@@ -33,8 +33,7 @@ unpacked=$work/bin
 mkdir -p "$unpacked"
 for f in "$bin"/*.xz; do
   [ -e "$f" ] || { ko "no .xz binary in $bin (make build-all)"; break; }
-  if p=$("$py" -c 'import importlib.util as u, sys; s = u.spec_from_file_location("bc", sys.argv[1]); m = u.module_from_spec(s); s.loader.exec_module(m); print(m.unpacked(sys.argv[2], sys.argv[3]))' \
-      "$root/plugins/plugin_utils/binary_cache.py" "$f" "$work/cache" 2>"$work/unpack.err"); then
+  if p=$("$py" "$root/plugins/plugin_utils/binary_cache.py" unpack "$f" "$work/cache" 2>"$work/unpack.err"); then
     ln -s "$p" "$unpacked/$(basename "$f" .xz)"
   else cat "$work/unpack.err"; ko "unpacking $(basename "$f")"; fi
 done
