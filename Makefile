@@ -64,11 +64,12 @@ help:
 build: $(foreach b,$(SHIPPED_BINARIES),$(BIN_DIR)/__bin/$(b)_linux_amd64.xz)
 	@rm -f $(foreach b,$(SHIPPED_BINARIES),$(BIN_DIR)/__bin/$(b)_linux_amd64)
 
-# $(call go_binary,GOOS,GOARCH,CMD): the recipe of $(RAW_BIN_DIR)/<binary>_<os>_<arch>.
+# $(call go_binary,GOOS,GOARCH,CMD): the recipe of $(RAW_BIN_DIR)/<binary>_<os>_<arch>. A temporary
+# file per shell ($$$$) and a rename: two makes at once (make test's TEST_LANES=2) may build the same binary.
 define go_binary
 @mkdir -p $(@D)
-cd $(ROOT) && CGO_ENABLED=0 GOOS=$(1) GOARCH=$(2) $(GO) build $(GOFLAGS_BUILD) -o $@.tmp ./cmd/$(3)
-@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+cd $(ROOT) && CGO_ENABLED=0 GOOS=$(1) GOARCH=$(2) $(GO) build $(GOFLAGS_BUILD) -o $@.tmp.$$$$ ./cmd/$(3) && \
+  if cmp -s $@.tmp.$$$$ $@; then rm -f $@.tmp.$$$$; else mv -f $@.tmp.$$$$ $@; fi
 endef
 $(RAW_BIN_DIR)/%_linux_amd64: FORCE
 	$(call go_binary,linux,amd64,$*)
