@@ -22,6 +22,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import stat
 import struct
 import sys
 import tempfile
@@ -125,7 +126,7 @@ def _lzma():
 
 
 def _private_dir(path):
-    """Create path (mode 0700) if missing; refuse one another user owns, close one open to others."""
+    """Create path (mode 0700) if missing; refuse one another user owns or others may write to or read."""
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
         st = os.lstat(path)
@@ -138,7 +139,9 @@ def _private_dir(path):
         raise BinaryCacheError('the binary cache %s belongs to uid %d, not to this user (uid %d): set %s'
                                % (path, st.st_uid, os.getuid(), CACHE_ENV))
     if st.st_mode & 0o077:
-        os.chmod(path, 0o700)
+        # Never chmod it: the variable may name a shared directory (/tmp); a private one is needed.
+        raise BinaryCacheError('the binary cache %s is open to other users (mode %04o): it must be mode 0700 (set %s to a private directory)'
+                               % (path, stat.S_IMODE(st.st_mode), CACHE_ENV))
 
 
 def _unpack_to(lzma, src, dest_dir, name, want_sha, want_size):
