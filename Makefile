@@ -26,7 +26,7 @@ SHIPPED_BINARIES   := $(MULTICALL) $(STANDALONE_MODULES)
 # waits on the network (PVE's API, DNS, netlink) and lives for milliseconds, so inlining buys no
 # measurable time (tenant_plan: about 10 ms CPU per run, at most 1 ms more without inlining), and
 # it costs 12% of each binary (tenant_modules linux/amd64: 3.22 -> 2.84 MB gzip); the tarball
-# budget is 13.5 MB for four platforms (tests/manifest/check.sh; docs/adr/0011-binary-selection.md).
+# budget is 12 MB for four platforms, xz-compressed (tests/manifest/check.sh; docs/adr/0011-binary-selection.md).
 GOFLAGS_BUILD := -trimpath -buildvcs=false -tags=nethttpomithttp2 -gcflags='all=-l' -ldflags='-s -w -buildid='
 # The tools the tests run (pvesim, the DNS lab) are servers that stay up for a whole test: inlined.
 GOFLAGS_TOOLS := -trimpath -buildvcs=false -tags=nethttpomithttp2 -ldflags='-s -w -buildid='
