@@ -236,6 +236,11 @@ class Runner:
         for t in ts:
             self.sim.call('POST', '/api2/json/pools', {'poolid': 'tenant-' + t['name']})
 
+    def peer_template(self):
+        """The template with a NIC, as the peer needs: community.proxmox 2.0.0's proxmox_kvm update of net0 fails with
+        KeyError 'net0' on a VM without one (the substrate's template has none, ADR-0013)."""
+        self.sim.call('POST', '/api2/json/nodes/%s/qemu/9000/config' % NODE, {'net0': 'virtio,bridge=vmbr0'})
+
     def timed(self, core, venv, case, who, label, pb):
         self.sim.call('POST', '/_sim/stats/reset')
         name = re.sub(r'[^a-z0-9]+', '-', ('%s %s %s %s' % (core, case, who, label)).lower())
@@ -291,6 +296,7 @@ class Runner:
             self.sim.set_latency(0)
             objs = harvest(self.sim, ts, self.plans(ts, venv))
             self.setup(ts, venv)
+            self.peer_template()
             self.sim.set_latency(self.args.latency_ms)
             pb = peer_playbook(self.sim.conn, objs)
             for label in ('first', 'no-op'):
@@ -322,6 +328,7 @@ class Runner:
             return
         objs = harvest(self.sim, ts, plans)
         self.setup(ts, venv)
+        self.peer_template()
         pb = peer_playbook(self.sim.conn, objs)
         self.timed(core, venv, case, 'community.proxmox', 'first', pb)
         self.timed(core, venv, case, 'community.proxmox', 'no-op', pb)
