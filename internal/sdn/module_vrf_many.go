@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/plan"
 )
 
 // tenant_vrf's tenants option: many tenants' VRFs in one run. One module run reads the zones,
@@ -30,16 +31,15 @@ func tenantsOption() *module.Option {
 // specs derives each listed tenant's VRF as the module derives one tenant's, refusing a name or
 // an index listed twice (their zones and VNIs would collide); each error names the entry.
 func (o *VRFOptions) specs() ([]VRFSpec, error) {
-	names, indexes := map[string]int{}, map[int]int{}
+	refs := make([]plan.TenantRef, len(*o.Tenants))
+	for i, t := range *o.Tenants {
+		refs[i] = plan.TenantRef{Name: t.Name, Index: t.Index}
+	}
+	if err := plan.DistinctTenants(refs); err != nil {
+		return nil, err
+	}
 	out := make([]VRFSpec, 0, len(*o.Tenants))
 	for i, t := range *o.Tenants {
-		if j, dup := names[t.Name]; dup {
-			return nil, fmt.Errorf("tenants[%d].name: %s is also tenants[%d]'s", i, t.Name, j)
-		}
-		if j, dup := indexes[t.Index]; dup {
-			return nil, fmt.Errorf("tenants[%d].index: %d is also tenants[%d]'s (%s)", i, t.Index, j, (*o.Tenants)[j].Name)
-		}
-		names[t.Name], indexes[t.Index] = i, i
 		one := *o
 		one.Tenants, one.Name, one.Index, one.VNetCount = nil, t.Name, &t.Index, t.VNetCount
 		s, err := one.spec()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/deevnet/tenant/internal/module"
+	"github.com/deevnet/tenant/internal/plan"
 )
 
 // tenant_vm's tenants option: many tenants' VMs in one run. Converge reads /cluster/resources
@@ -37,16 +38,15 @@ func declarationsOf(o *ModuleOptions) ([]Desired, error) {
 	if o.Tenants == nil {
 		return Declarations(o)
 	}
-	var out []Desired
-	names, indexes := map[string]int{}, map[int]int{}
+	refs := make([]plan.TenantRef, len(*o.Tenants))
 	for i, t := range *o.Tenants {
-		if j, dup := names[t.Name]; dup {
-			return nil, fmt.Errorf("tenants[%d].name: %s is also tenants[%d]'s", i, t.Name, j)
-		}
-		if j, dup := indexes[t.Index]; dup {
-			return nil, fmt.Errorf("tenants[%d].index: %d is also tenants[%d]'s (%s)", i, t.Index, j, (*o.Tenants)[j].Name)
-		}
-		names[t.Name], indexes[t.Index] = i, i
+		refs[i] = plan.TenantRef{Name: t.Name, Index: t.Index}
+	}
+	if err := plan.DistinctTenants(refs); err != nil {
+		return nil, err
+	}
+	var out []Desired
+	for i, t := range *o.Tenants {
 		one := *o
 		one.Tenants, one.Name, one.Index, one.Count, one.VMs, one.VNetCount = nil, t.Name, t.Index, t.Count, t.VMs, t.VNetCount
 		d, err := Declarations(&one)
