@@ -3,6 +3,7 @@ package vm_test
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,20 @@ func TestTenantsRefused(t *testing.T) {
 		if s := e.srv.Stats(); len(s.Requests) != 0 {
 			t.Errorf("%s: requests sent before the options were refused: %v", c.want, s.Requests)
 		}
+	}
+}
+
+// With tenants, each tenant's pool is checked for squats (guests outside its own vmid range), not
+// only the first tenant's: the warning names the pool's tenant.
+func TestTenantsEachPoolsSquatsReported(t *testing.T) {
+	e := many(t, 3)
+	ctx := t.Context()
+	var upid string
+	e.must(e.root.Post(ctx, "/nodes/"+node+"/qemu/9000/clone", map[string]any{"newid": 10901, "name": "grab", "pool": "tenant-t03"}, &upid))
+	e.must(e.root.WaitTask(ctx, upid))
+	res, code := e.runMany(map[string]any{"tenants": tenantsOf(3, 1)}, false)
+	want := `vmid 10901 ("grab") is held by tenant t03's pool, in index 9's range 10900-10999, not its own`
+	if code != 0 || !slices.Contains(toStrings(res["warnings"]), want) {
+		t.Fatalf("code %d, warnings %v; want %q", code, res["warnings"], want)
 	}
 }
