@@ -122,6 +122,7 @@ PY
           substrate_node_local: true
           substrate_route_hook_dir: $W/node-$n/hooks
           proxmox_node_network_path: $W/node-$n/interfaces.d/deevnet-tenant
+          proxmox_node_network_guard_path: $W/node-$n/deevnet-tenant-guard.nft
           proxmox_node_network_main_file: $W/node-$n/interfaces
           proxmox_node_network_reload: false
           proxmox_node_network_validate: >-
