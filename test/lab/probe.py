@@ -50,12 +50,13 @@ def inventory(inv, lab):
 
 
 def ns_addrs(lab, ns):
-    """{address: interface} of namespace ns in the guest ("" is the guest's own)."""
+    """{address: interface} of namespace ns in the guest ("" is the guest's own), loopback aside."""
     cmd = ("ip -n %s" % ns if ns else "ip") + " -4 -o addr show"
     out = {}
     for line in sh(lab, "lab", cmd).splitlines():
         f = line.split()
-        out[f[3].split("/")[0]] = f[1]
+        if not ipaddress.ip_address(f[3].split("/")[0]).is_loopback:
+            out[f[3].split("/")[0]] = f[1]
     return out
 
 
@@ -121,7 +122,8 @@ class Site:
             for role, (addr, iface) in want.items():
                 addr = addr.split("/")[0]
                 if addr not in have or (iface and have[addr] != iface):
-                    self.errors.append("%s: the inventory's %s address %s is not on %s in the rendered interfaces (%s)" % (n, role, addr, iface or "any interface", have))
+                    self.errors.append("%s: the inventory's %s address %s is not on %s in the rendered interfaces (%s)"
+                                       % (n, role, addr, iface or "any interface", have))
                 dest(addr, "%s %s %s" % (n, role, addr), [n], "node")
             if fabric.get(n) != sn["loopback"].split("/")[0]:
                 self.errors.append("%s: pvesim's fabric has VTEP %s, the inventory %s" % (n, fabric.get(n), sn["loopback"]))
