@@ -197,7 +197,7 @@ def verdict(rule, answered, n):
     return "ok" if answered != "yes" and n == 0 else "FAIL"
 
 
-def run(plan):
+def run(plan, workdir):
     t0 = time.monotonic()
     table = nft_table(plan["sources"])
     for ns in plan["receivers"]:
@@ -205,15 +205,16 @@ def run(plan):
         if r.returncode != 0:
             raise RuntimeError("%s: installing the counters: %s" % (ns or "guest", r.stderr.strip()))
     # what root inside a VM does first (the vmbr0 move: an on-link route to the management segment)
+    ns_of = {vm["name"]: vm["ns"] for vm in plan["vms"]}
     for name, steps in plan.get("setup", {}).items():
         for step in steps:
-            r = netns("vm-" + name, step["do"])
+            r = netns(ns_of[name], step["do"])
             if r.returncode != 0:
                 raise RuntimeError("%s: %s: %s" % (name, " ".join(step["do"]), r.stderr.strip()))
     procs = {}
     for vm in plan["vms"]:
         spec = {"icmp_id": vm["icmp_id"], "timeout": plan["timeout"], "probes": [p for p in plan["probes"] if p["src"] == vm["name"]]}
-        path = "/run/lab/sweep-%s.json" % vm["name"]
+        path = os.path.join(workdir, "sweep-%s.json" % vm["name"])
         with open(path, "w", encoding="utf-8") as f:
             json.dump(spec, f)
         procs[vm["name"]] = (spec, subprocess.Popen(["ip", "netns", "exec", vm["ns"], "python3", ME, "send", path],
@@ -226,7 +227,7 @@ def run(plan):
             p["answered"] = a
     for name, steps in plan.get("setup", {}).items():
         for step in steps:
-            netns("vm-" + name, step["undo"])
+            netns(ns_of[name], step["undo"])
     t1 = time.monotonic()
     time.sleep(0.5)  # a late packet still counts
     cnt = {ns: counters(ns) for ns in plan["receivers"]}
@@ -254,4 +255,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "send":
         send(doc)
     else:
-        sys.exit(run(doc))
+        sys.exit(run(doc, os.path.dirname(os.path.abspath(sys.argv[2]))))
