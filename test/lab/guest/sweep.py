@@ -94,7 +94,8 @@ def probe_icmp(dst, ident, seq, timeout):
             left = end - time.monotonic()
             if left <= 0 or not select.select([s], [], [], left)[0]:
                 return "no"
-            data, (src, _) = s.recvfrom(2048)
+            data, peer = s.recvfrom(2048)
+            src = peer[0]
             ihl = (data[0] & 0x0F) * 4
             typ = data[ihl]
             if typ == 0 and src == dst and struct.unpack("!HH", data[ihl + 4:ihl + 8]) == (ident, seq):
