@@ -9,11 +9,12 @@ destination, protocol and port, each with its rule:
   forbidden  no answer and no packet counted at the receiver
   allowed    an answer and packets counted at the receiver (a dead probe cannot pass)
   gateway    the VM's own anycast gateway on its node, TCP/UDP: the packets do reach the node's
-             stack (the gateway is on the path), so what must stay 0 is what reached a listening
-             socket (nft `socket`), and no service may answer
+             stack (the gateway is on the path), so what must stay 0 is what a service sent back
+             (counted leaving the node: a TCP SYN-ACK or a UDP datagram to the VM; a RST or an ICMP
+             port unreachable is the kernel saying nothing listens)
 The counters are an nftables table (inet dvtprobe) in each receiver's namespace, hook input at
 priority 100, i.e. after the receiver's own filter (the perimeter's input policy): what it counts
-was delivered to the receiver. Sets with a counter per element, keyed by source, destination and
+was delivered to the receiver; hook output for the services' answers. Sets with a counter per element, keyed by source, destination and
 port (ICMP: the echo id, which masquerade keeps, so the outside host tells the VMs apart).
 """
 import errno
@@ -38,17 +39,21 @@ delete table inet dvtprobe
 table inet dvtprobe {
   set picmp { typeof ip saddr . ip daddr . icmp id; flags dynamic; size 65535; counter; }
   set pl4 { typeof ip saddr . ip daddr . meta l4proto . th dport; flags dynamic; size 65535; counter; }
-  set psock { typeof ip saddr . ip daddr . meta l4proto . th dport; flags dynamic; size 65535; counter; }
+  set pans { typeof ip daddr . ip saddr . meta l4proto . th sport; flags dynamic; size 65535; counter; }
   chain input {
     type filter hook input priority 100; policy accept;
     ip saddr != { %s } return
     icmp type echo-request add @picmp { ip saddr . ip daddr . icmp id }
     meta l4proto { tcp, udp } add @pl4 { ip saddr . ip daddr . meta l4proto . th dport }
-    meta l4proto { tcp, udp } socket transparent 0 add @psock { ip saddr . ip daddr . meta l4proto . th dport }
-    meta l4proto { tcp, udp } socket transparent 1 add @psock { ip saddr . ip daddr . meta l4proto . th dport }
+  }
+  chain output {
+    type filter hook output priority 100; policy accept;
+    ip daddr != { %s } return
+    tcp flags & (syn | ack) == syn | ack add @pans { ip daddr . ip saddr . meta l4proto . th sport }
+    meta l4proto udp add @pans { ip daddr . ip saddr . meta l4proto . th sport }
   }
 }
-""" % src
+""" % (src, src)
 
 
 def netns(ns, argv, **kw):
@@ -59,7 +64,7 @@ def netns(ns, argv, **kw):
 def counters(ns):
     """{(set, key tuple): packets} of the receiver ns's table."""
     out = {}
-    for name in ("picmp", "pl4", "psock"):
+    for name in ("picmp", "pl4", "pans"):
         r = netns(ns, ["nft", "-j", "list", "set", "inet", "dvtprobe", name])
         if r.returncode != 0:
             raise RuntimeError("%s: nft list set %s: %s" % (ns or "guest", name, r.stderr.strip()))
@@ -188,13 +193,13 @@ def seen(cnt, p, vm):
     if p["proto"] == "icmp":
         return cnt.get(("picmp", (src, p["dst"], str(vm["icmp_id"]))), 0)
     key = (src, p["dst"], p["proto"], str(p["port"]))
-    return cnt.get(("psock" if p["rule"] == "gateway" else "pl4", key), 0)
+    return cnt.get(("pans" if p["rule"] == "gateway" else "pl4", key), 0)
 
 
 def verdict(rule, answered, n):
     if rule == "allowed":
         return "ok" if answered == "yes" and n > 0 else "FAIL"
-    # forbidden, gateway: never a service's answer; nothing at the receiver (gateway: at a socket)
+    # forbidden, gateway: never a service's answer; nothing at the receiver (gateway: sent back by a service)
     return "ok" if answered != "yes" and n == 0 else "FAIL"
 
 
