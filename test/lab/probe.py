@@ -98,8 +98,8 @@ class Site:
         self.vnets = {v["vnet"]: v for v in api.get("/cluster/sdn/vnets")}
         fabric = {n["node_id"]: n["ip"] for n in api.get("/cluster/sdn/fabrics/node") if n.get("fabric_id", self.site["fabric"]) == self.site["fabric"]}
         self.vms = vms(lab)
-        for vm in self.vms:
-            vm["zone"] = self.vnets[vm["bridge"]]["zone"]
+        for vm in self.vms:   # None: a VM on no VNet (moved to the site bridge)
+            vm["zone"] = self.vnets.get(vm["bridge"], {}).get("zone")
         self.dests = []   # (address, what, receivers, kind)
         self.errors = []
         seen = set()
