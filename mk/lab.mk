@@ -16,9 +16,11 @@
 #                     resolver-up; converge = the shipped fabric and perimeter playbooks, onboard + tenant for
 #                     tdemo (2 VNets, 3 VMs) and tother (2 VMs); idempotence (changed=0 on every host);
 #                     verify = lab.sh vms + every check (box, fabric, tenants, L2VNI, L3VNI, egress with the
-#                     NAT address, dig A/PTR through 10.20.99.1, isolation, the packet sweep and the vmbr0 move of
-#                     test/lab/probe.sh); side_effect = the destroy
-#                     playbook for tdemo; verify again (tdemo gone from both nodes, every tother check); destroy
+#                     NAT address, dig A/PTR through 10.20.99.1, isolation, the packet sweep and the vmbr0
+#                     move of test/lab/probe.sh); side_effect = the destroy
+#                     playbook for tdemo, index released; verify again (tdemo gone from both nodes, every
+#                     tother check); side_effect_reuse = onboard + tenant for tnext at index 1; verify with
+#                     tnext and tother (index reuse: test/lab/README.md); destroy
 #   make test-lab-phase2     test/lab/phase2.sh: fabric with the first node only, perimeter, tdemo with its
 #                     first VM; then the second node joins (fabric playbook) and tdemo is converged as
 #                     declared (3 VMs, 2 VNets, one VM on the new node): tdemo's objects unchanged but
@@ -51,7 +53,7 @@ test-lab-tenants: test-lab-molecule
 
 test-lab-stage-d: build venv tools
 	LAB_TENANTS="$(ROOT)/test/lab/tenants/tdemo.yml $(ROOT)/test/lab/tenants/tother.yml" LAB_DESTROY=$(ROOT)/test/lab/tenants/tdemo.yml \
-	  timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
+	  LAB_REUSE=$(ROOT)/test/lab/tenants/tnext.yml timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
 lab-up: build venv tools
 	$(ROOT)/test/lab/lab.sh up
