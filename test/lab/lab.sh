@@ -16,11 +16,11 @@
 #   test/lab/lab.sh converge the playbooks of up: fabric, perimeter, resolver, then LAB_TENANTS (needs LAB_DIR)
 #   test/lab/lab.sh playbook PLAYBOOK [ARGS...]   ansible-playbook with the lab's inventory (log: LAB_DIR/ansible.log, every run)
 #   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest), a node name or perimeter
-#   test/lab/lab.sh only CHECK...   some checks: box fabric frrconf destroyed tenants l2vni l3vni egress dns isolation
+#   test/lab/lab.sh only CHECK...   some checks: box fabric frrconf destroyed tenants l2vni l3vni egress dns isolation probes
 #   test/lab/lab.sh destroy FILE [ARG...]   the destroy playbook for the tenant declared in FILE, VMs unplugged
 #   test/lab/lab.sh reuse FILE     onboard + tenant for FILE, a tenant at a destroyed tenant's index
 #   env: LAB_TENANTS (declarations converged by up), LAB_DESTROY (test: destroyed after the checks, then
-#   checked again), LAB_REUSE (test: LAB_DESTROY's index released by the destroy, then this declaration
+#   checked again), LAB_PROBES=0 (check: no check_probes), LAB_REUSE (test: LAB_DESTROY's index released by the destroy, then this declaration
 #   converged at it, checked again), LAB_DIR,
 #   LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
 # Needs: qemu-system-x86 busybox-static openssh-client, the Debian tree (mmdebstrap), apt sources.
@@ -582,6 +582,15 @@ check_isolation() {
   return $fail
 }
 
+# check_probes: the packet sweep from inside every tenant VM and the vmbr0 move with the first
+# tenant's own token (test/lab/probe.sh: what it probes, where it counts, the verdicts). Runs after
+# the other checks: the move plugs a VM again (lab.sh vms).
+check_probes() {
+  [ -s "$LAB_DIR/vms" ] || return 0
+  LAB_DIR=$LAB_DIR VENV=$VENV LAB_INVENTORY=$INVENTORY PROBE_TENANT=$(head -1 "$LAB_DIR/vms" | cut -d' ' -f2 | sed 's/-[0-9]*$//') \
+    "$HERE/probe.sh"
+}
+
 # check_destroyed: for every tenant destroyed (LAB_DIR/destroyed: name index vnets), on every node:
 # no VRF, VNet or VXLAN device of its zone in the kernel, no route of its /24 (main table, proto
 # 221 hooks), no hook file; in FRR none of its VNIs, no BGP instance for its VRF, nothing mentioning
@@ -635,6 +644,8 @@ check() {
   check_egress || rc=1
   check_dns || rc=1
   check_isolation || rc=1
+  # LAB_PROBES=0: not the sweep (minutes under TCG; the molecule scenario runs it in its first verify only)
+  [ "${LAB_PROBES:-1}" = 0 ] || check_probes || rc=1
   log "checks in $(ms $t) ms"
   return $rc
 }
