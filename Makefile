@@ -31,6 +31,9 @@ GOFLAGS_TOOLS := -trimpath -buildvcs=false -tags=nethttpomithttp2 -ldflags='-s -
 .DEFAULT_GOAL := all
 TEST_TARGETS  :=
 BENCH_TARGETS :=
+# The test targets that boot a QEMU guest (the lab, the guest route tests): TEST_LANES=2 runs them in
+# their own lane (a name here that is not in TEST_TARGETS runs nowhere).
+GUEST_TARGETS := test-lab-tenants test-lab-phase2 test-lab-drills test-route
 
 # Fragments come before the rules that list their targets: make expands prerequisites as it reads.
 -include $(sort $(wildcard $(ROOT)/mk/*.mk))
@@ -76,7 +79,11 @@ lint-go:
 test-go:
 	$(GO) test -race -count=1 ./...
 
-test: lint-go test-go build $(TEST_TARGETS)
+# Each target in turn, timed, with a table of the times at the end (scripts/run-targets.sh).
+# TEST_LANES=2 runs GUEST_TARGETS (each boots a QEMU guest) in a second lane beside the rest.
+TEST_LANES ?= 1
+test:
+	@TEST_LANES=$(TEST_LANES) GUEST_TARGETS="$(GUEST_TARGETS)" $(ROOT)/scripts/run-targets.sh "$(MAKE)" lint-go test-go build $(TEST_TARGETS)
 	@echo 'make test: all green'
 
 bench:
