@@ -58,7 +58,7 @@ test-lab-tenants: test-lab-molecule
 
 test-lab-stage-d: build venv tools
 	LAB_TENANTS="$(ROOT)/test/lab/tenants/tdemo.yml $(ROOT)/test/lab/tenants/tother.yml" LAB_DESTROY=$(ROOT)/test/lab/tenants/tdemo.yml \
-	  timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
+	  LAB_REUSE=$(ROOT)/test/lab/tenants/tnext.yml timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
 lab-up: build venv tools
 	$(ROOT)/test/lab/lab.sh up

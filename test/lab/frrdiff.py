@@ -1,7 +1,8 @@
-"""frrdiff.py RENDERED RUNNING: is FRR running the rendered frr.conf? (lab.sh check_frrconf)
+"""frrdiff.py RENDERED RUNNING [KERNEL_VRFS]: is FRR running the rendered frr.conf? (lab.sh check_frrconf)
 
 RENDERED is the frr.conf pvesim rendered, as read from the node's /etc/frr/frr.conf; RUNNING is the
-node's `vtysh -c 'show running-config'` after the reload. Both are split into sections (a line at
+node's `vtysh -c 'show running-config'` after the reload; KERNEL_VRFS, a file naming the node's VRF
+devices one a line (`ip -br link show type vrf`), lets an emptied VRF pass (rule "emptied vrf"). Both are split into sections (a line at
 column 0 with the indented lines under it, up to its `exit`/`exit-vrf`) and compared as sections;
 what FRR changes on the way is normalized by the rules below, each counted, and anything else is a
 difference. Exit 0 = the same apart from the rules (their counts on stdout), 1 = differences.
@@ -26,7 +27,11 @@ RULES = collections.OrderedDict([
     ("forwarding", "zebra prints the kernel's global forwarding switches (`no ip forwarding`, `no ipv6 "
                    "forwarding` when net.ipv4.ip_forward / net.ipv6.conf.all.forwarding are 0); the rendered "
                    "file sets none (only in the running config)"),
+    ("emptied vrf", "frr-reload.py never deletes a `vrf X` context, it only empties it: after a zone is removed "
+                    "the running config keeps `vrf X` with nothing in it (only in the running config, only "
+                    "when the rendered file has no `vrf X` and the node has no VRF device X)"),
 ])
+EMPTIED_VRF = re.compile(r"^vrf (\S+)$")
 FORWARDING = re.compile(r"^(no )?(ip|ipv6) forwarding$")
 
 
@@ -81,12 +86,27 @@ def show(sec):
     return "\n".join((sec[0],) + sec[1])
 
 
-def main(rendered_path, running_path):
+def emptied_vrf(sec, rendered, kernel_vrfs):
+    """Is sec (only in the running config) a `vrf X` that frr-reload.py emptied: no line in it, no
+    `vrf X` in the rendered file, no VRF device X on the node? Never without the node's list."""
+    m = EMPTIED_VRF.match(sec[0])
+    return (m is not None and not sec[1] and kernel_vrfs is not None and m.group(1) not in kernel_vrfs
+            and all(head != sec[0] for head, _ in rendered))
+
+
+def main(rendered_path, running_path, kernel_vrfs_path=None):
     count = collections.Counter()
+    kernel_vrfs = None
+    if kernel_vrfs_path is not None:
+        with open(kernel_vrfs_path) as f:
+            kernel_vrfs = set(f.read().split())
     with open(rendered_path) as f:
         rendered = normalize(sections(f.read(), count), count, False)
     with open(running_path) as f:
         running = normalize(sections(f.read(), count), count, True)
+    kept = [sec for sec in running if not emptied_vrf(sec, rendered, kernel_vrfs)]
+    count["emptied vrf"] += len(running) - len(kept)
+    running = kept
     if [sec[0] for sec in rendered] != [sec[0] for sec in running] and sorted(rendered) == sorted(running):
         count["order"] += 1
     want, have = collections.Counter(rendered), collections.Counter(running)
@@ -104,6 +124,6 @@ def main(rendered_path, running_path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(*sys.argv[1:]))

@@ -18,8 +18,10 @@
 #   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest), a node name or perimeter
 #   test/lab/lab.sh only CHECK...   some checks: box fabric frrconf destroyed tenants l2vni l3vni egress dns isolation
 #   test/lab/lab.sh destroy FILE   the destroy playbook for the tenant declared in FILE, VMs unplugged
+#   test/lab/lab.sh reuse FILE     onboard + tenant for FILE, a tenant at a destroyed tenant's index
 #   env: LAB_TENANTS (declarations converged by up), LAB_DESTROY (test: destroyed after the checks, then
-#   checked again), LAB_DIR, LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
+#   checked again), LAB_REUSE (test: then converged at the destroyed index, checked again), LAB_DIR,
+#   LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
 # Needs: qemu-system-x86 busybox-static openssh-client, the Debian tree (mmdebstrap), apt sources.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -327,6 +329,19 @@ destroy_tenant() {
   log "destroy $(basename "$1") in $(ms $t) ms"
 }
 
+# reuse_tenant FILE: a tenant declared at a destroyed tenant's index, onboarded and converged
+# (tenants), its VMs plugged; the index is then no longer checked as destroyed
+reuse_tenant() {
+  local t index; t=$(date +%s%N)
+  index=$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant"]["index"])' "$1")
+  TENANTS=$1 tenants
+  if [ -f "$LAB_DIR/destroyed" ]; then
+    awk -v i="$index" '$2 != i' "$LAB_DIR/destroyed" > "$LAB_DIR/destroyed.new"
+    mv "$LAB_DIR/destroyed.new" "$LAB_DIR/destroyed"
+  fi
+  log "reuse index $index: $(basename "$1") in $(ms $t) ms"
+}
+
 need_lab() {
   [ -n "${LAB_DIR:-}" ] && [ -f "$LAB_DIR/ssh_config" ] || { echo "lab: LAB_DIR not set (lab.sh up prints it)" >&2; exit 2; }
   NODES=$(cat "$LAB_DIR/nodes")
@@ -386,17 +401,32 @@ check_fabric() {
 
 # check_frrconf: on every node, FRR runs the frr.conf pvesim rendered: `show running-config` equals
 # the node's /etc/frr/frr.conf (what reload.sh installed and reloaded) section by section apart from
-# FRR's own normalizations (frrdiff.py; README "FRR 10 and the rendered frr.conf"). Control, every
-# run: the rendered file without one line must differ, or the comparison proves nothing.
+# FRR's own normalizations (frrdiff.py; README "FRR 10 and the rendered frr.conf"), among them an
+# emptied `vrf X` whose device is gone (what frr-reload.py leaves of a removed zone). Controls, every
+# run: the rendered file without one line must differ, or the comparison proves nothing; an empty
+# `vrf` block added to the running config passes without its device, and must differ while the node
+# has that VRF device, and when it still binds a VNI.
 check_frrconf() {
-  local fail=0 spec n d=$LAB_DIR/frrconf out
+  local fail=0 spec n d=$LAB_DIR/frrconf out ctl=vrf_labctl
   mkdir -p "$d"
   for spec in $NODES; do
     n=${spec%%,*}
     sshl "$n" cat /etc/frr/frr.conf > "$d/$n.rendered" </dev/null
     sshl "$n" "vtysh -c 'show running-config'" > "$d/$n.running" </dev/null
-    if out=$(python3 "$HERE/frrdiff.py" "$d/$n.rendered" "$d/$n.running"); then echo "ok   $n: ${out#frrdiff: }"
+    sshl "$n" "ip -br link show type vrf" </dev/null | cut -d' ' -f1 > "$d/$n.vrfs"
+    if out=$(python3 "$HERE/frrdiff.py" "$d/$n.rendered" "$d/$n.running" "$d/$n.vrfs"); then echo "ok   $n: ${out#frrdiff: }"
     else echo "FAIL $n: FRR's running config is not the rendered frr.conf:"; echo "$out" | sed 's/^/       /'; fail=1; fi
+    # the emptied-vrf rule's controls: an empty block for a device the node has, a block with a VNI
+    { cat "$d/$n.running"; printf 'vrf %s\nexit-vrf\n' "$ctl"; } > "$d/$n.ctl-empty"
+    { cat "$d/$n.vrfs"; echo "$ctl"; } > "$d/$n.ctl-vrfs"
+    { cat "$d/$n.running"; printf 'vrf %s\n vni 4242\nexit-vrf\n' "$ctl"; } > "$d/$n.ctl-vni"
+    if ! python3 "$HERE/frrdiff.py" "$d/$n.rendered" "$d/$n.ctl-empty" "$d/$n.vrfs" >/dev/null; then
+      echo "FAIL $n: control: an empty 'vrf $ctl' without its device did not compare equal"; fail=1
+    elif python3 "$HERE/frrdiff.py" "$d/$n.rendered" "$d/$n.ctl-empty" "$d/$n.ctl-vrfs" >/dev/null; then
+      echo "FAIL $n: control: an empty 'vrf $ctl' compared equal while the node has that VRF device"; fail=1
+    elif python3 "$HERE/frrdiff.py" "$d/$n.rendered" "$d/$n.ctl-vni" "$d/$n.vrfs" >/dev/null; then
+      echo "FAIL $n: control: a 'vrf $ctl' still binding 'vni 4242' compared equal"; fail=1
+    else echo "ok   $n: control: an empty 'vrf $ctl' passes without its device, differs with it present or binding a VNI"; fi
     # the control: the rendered file without its first line inside a section
     sed '0,/^ [a-z]/{/^ [a-z]/d}' "$d/$n.rendered" > "$d/$n.control"
     if cmp -s "$d/$n.rendered" "$d/$n.control"; then echo "FAIL $n: control: the rendered frr.conf has no section line to remove"; fail=1
@@ -550,9 +580,11 @@ check_isolation() {
 
 # check_destroyed: for every tenant destroyed (LAB_DIR/destroyed: name index vnets), on every node:
 # no VRF, VNet or VXLAN device of its zone in the kernel, no route of its /24 (main table, proto
-# 221 hooks), no hook file, and in FRR none of its VNIs, no VRF and no BGP instance for it.
+# 221 hooks), no hook file; in FRR none of its VNIs, no BGP instance for its VRF, nothing mentioning
+# the VRF but one `vrf X` block, which must be empty and inactive: frr-reload.py (what PVE 9 runs)
+# never deletes a vrf context, it only empties it (test/lab/README.md, "A removed zone's vrf block").
 check_destroyed() {
-  local fail=0 name index vnets zone spec n vnis k
+  local fail=0 name index vnets zone spec n vnis k evpn run blk other vrfline
   [ -s "$LAB_DIR/destroyed" ] || return 0
   while read -r name index vnets; do
     zone=$(printf 'tn%02d' "$index"); vnis="$((10000 + index))"
@@ -564,9 +596,23 @@ check_destroyed() {
           [ ! -e /etc/network/if-up.d/deevnet-tenant-$name ]" </dev/null >/dev/null 2>&1; then
         echo "ok   $n: $name's vrf_$zone, VNets and routes gone from the kernel"
       else echo "FAIL $n: $name's vrf_$zone, VNets or routes still in the kernel"; fail=1; fi
-      if sshl "$n" "! vtysh -c 'show evpn vni' | grep -wE '$(echo "$vnis" | tr ' ' '|')' && ! vtysh -c 'show running-config' | grep -E 'vrf_$zone'" </dev/null >/dev/null 2>&1; then
-        echo "ok   $n: FRR has none of $name's VNIs ($vnis) and no vrf_$zone"
-      else echo "FAIL $n: FRR still has $name's VNIs or vrf_$zone"; fail=1; fi
+      if ! evpn=$(sshl "$n" "vtysh -c 'show evpn vni'" </dev/null) || ! run=$(sshl "$n" "vtysh -c 'show running-config'" </dev/null); then
+        echo "FAIL $n: FRR's VNIs or running config not read"; fail=1; continue
+      fi
+      if echo "$evpn" | grep -wE "$(echo "$vnis" | tr ' ' '|')" >/dev/null; then
+        echo "FAIL $n: FRR still has one of $name's VNIs ($vnis)"; fail=1; continue
+      fi
+      # the lines of the `vrf vrf_<zone>` block, and every other line naming the VRF
+      blk=$(echo "$run" | awk -v h="vrf vrf_$zone" '$0 == h {b = 1; next} b && /^exit-vrf/ {b = 0} b && $0 !~ /^ *!$/ {print}')
+      other=$(echo "$run" | grep -E "vrf_$zone" | grep -vxF "vrf vrf_$zone" || true)
+      vrfline=$(sshl "$n" "vtysh -c 'show vrf'" </dev/null | grep -E "^vrf vrf_$zone " || true)
+      if [ -n "$other" ] || [ -n "$blk" ]; then
+        echo "FAIL $n: FRR still configures vrf_$zone:$(echo "$other" "$blk" | tr -s '\n ' ' ')"; fail=1
+      elif [ -n "$vrfline" ] && [[ $vrfline != *inactive* ]]; then
+        echo "FAIL $n: FRR's vrf_$zone is active ($vrfline) without its kernel device"; fail=1
+      elif echo "$run" | grep -qxF "vrf vrf_$zone"; then
+        echo "ok   $n: FRR has none of $name's VNIs ($vnis), no BGP instance or VNI for vrf_$zone; left: an empty, inactive 'vrf vrf_$zone' (frr-reload.py never deletes one)"
+      else echo "ok   $n: FRR has none of $name's VNIs ($vnis) and no vrf_$zone"; fi
     done
   done < "$LAB_DIR/destroyed"
   return $fail
@@ -622,8 +668,10 @@ case ${1:-} in
   # down also when up fails half way (up sets LAB_DIR in this shell before it boots anything)
   test) trap '[ -z "${LAB_DIR:-}" ] || down' EXIT; up >/dev/null; rc=0; check || rc=1
     if [ -n "${LAB_DESTROY:-}" ]; then destroy_tenant "$LAB_DESTROY"; check || rc=1; fi
+    if [ -n "${LAB_REUSE:-}" ]; then reuse_tenant "$LAB_REUSE"; check || rc=1; fi
     exit $rc;;
   destroy) shift; need_lab; destroy_tenant "$1";;
+  reuse) shift; need_lab; reuse_tenant "$1";;
   resolver-reload) need_lab; resolver_reload;;
   resolver-up) need_lab; resolver_up;;
   only) shift; need_lab; rc=0; for c in "$@"; do "check_$c" || rc=1; done; exit $rc;;
@@ -631,5 +679,5 @@ case ${1:-} in
   tenants) need_lab; tenants;;
   vms) need_lab; vms;;
   ssh) shift; need_lab; h=${1:-lab}; shift || true; sshl "$h" "$@";;
-  *) sed -n '2,22p' "$0"; exit 2;;
+  *) sed -n '2,24p' "$0"; exit 2;;
 esac
