@@ -35,13 +35,23 @@ need_lab() { [ -n "${LAB_DIR:-}" ] && [ -f "$LAB_DIR/ssh_config" ] || { log "LAB
 
 # event NAME CMD...: CMD timed as the event NAME (guest clock, DRILL_SETTLE seconds after it counted)
 event() {
-  local name=$1 start end; shift
-  start=$(gnow)
+  local name=$1 start end d0; shift
+  start=$(gnow); d0=$(drops)
   log "event: $name"
   "$@"
   sleep "$SETTLE"
   end=$(gnow)
   echo "${name// /_} $start $end" >> "$LAB_DIR/events"
+  echo "$name: the BGP EVPN session between the nodes dropped $(( $(drops) - d0 ))x" >> "$LAB_DIR/events.drops"
+}
+
+# drops: how many times the first node's BGP EVPN session to the second was dropped so far (BFD
+# down, hold time, a restart of either side's FRR)
+drops() {
+  local a b
+  a=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | head -1 | cut -d, -f1)
+  b=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | sed -n 2p | cut -d, -f4)
+  sshl "$a" "vtysh -c 'show bgp neighbor $b'" </dev/null | sed -n 's/.*Connections established [0-9]*; dropped \([0-9]*\).*/\1/p' | head -1 | grep . || echo 0
 }
 
 # flows_start: tdemo's flows, chosen from the VMs pvesim holds (LAB_DIR/vms: vmid name node bridge
@@ -123,9 +133,12 @@ traffic() {
   local name index t r0 r0b rc=0
   read -r name index < <(tenant_field "$OTHER")
   changed "$OTHER" "$LAB_DIR/other-changed.yml"
-  : > "$LAB_DIR/events"
+  : > "$LAB_DIR/events"; : > "$LAB_DIR/events.drops"
   r0=$(restarts)
   lab vms
+  # the flows start on a converged lab: BGP EVPN and BFD up, every VM's MAC learnt (check_tenants)
+  LAB_CONVERGE=${LAB_CONVERGE:-600} lab only fabric tenants > "$LAB_DIR/check-before-traffic.log" 2>&1 \
+    || { grep FAIL "$LAB_DIR/check-before-traffic.log" >&2; log "the lab is not converged"; return 1; }
   flows_start
   sleep 3
   t=$(gnow); sleep 10; echo "calm_(no_event) $t $(gnow)" >> "$LAB_DIR/events"
@@ -140,6 +153,7 @@ traffic() {
   dlog "## Traffic during other tenants' events ($(date -u +%F), flows of $FLOW_TENANT every ${INTERVAL} s, each event's window includes ${SETTLE} s after it)"
   dlog ""
   "$VENV/bin/python" "$HERE/flows.py" "$LAB_DIR/events" "$LAB_DIR/flows.d" | tee -a "$LAB_DIR/drill.log" || rc=1
+  sed 's/^/     /' "$LAB_DIR/events.drops" | tee -a "$LAB_DIR/drill.log"
   # no tenant apply may restart FRR (reload.sh logs each restart): a restart drops every BGP
   # session and EVPN route of the node, every tenant's traffic with them
   if [ "$r0b" -ne "$r0" ]; then
@@ -181,7 +195,7 @@ watch_start() {
 n=$1 lo=$2 br=$3 zone=$4 mac=$5 ip=$6
 rm -f /run/lab/watch.stop; : > "/run/lab/watch-$n.log"
 while [ ! -e /run/lab/watch.stop ]; do
-  b=$(vtysh -c "show bfd peer $lo" 2>/dev/null | sed -n 's/^[[:space:]]*Status: //p' | head -1)
+  b=$(vtysh -c "show bfd peers brief" 2>/dev/null | awk -v p="$lo" '$3 == p {print $4}')
   g=$(vtysh -c "show bgp neighbor $lo" 2>/dev/null | sed -n 's/.*BGP state = \([A-Za-z]*\).*/\1/p' | head -1)
   echo "$(date +%s.%N) bfd ${b:-none} bgp ${g:-none}"
   sleep 0.1
@@ -286,6 +300,8 @@ fail() {
   rm -rf "$LAB_DIR/cp"
   tret=$(sshl lab "date +%s.%N
     for p in \$(ip netns pids $F); do kill -9 \$p; done; ip netns del $F
+    # its veths (trunk, VM taps) go with the namespace once its last process is gone
+    for i in \$(seq 1 100); do ip -n sw link show p-\$(echo $F | tail -c 4) >/dev/null 2>&1 || break; sleep 0.1; done
     for v in \$(awk -v n=$F '\$3 == n {print \$2}'); do ip netns del vm-\$v; done
     /lab/topo.sh node ${fspec%,*,*} && /lab/node.sh $F $mgmt $port boot >/dev/null" < "$LAB_DIR/vms")
   PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; print("pvesim: %s back: %s" % (sys.argv[2], " / ".join(Pvesim(sys.argv[1]).call("/_sim/nodes/%s/online" % sys.argv[2], method="POST", auth=False)["data"])))' "$LAB_DIR" "$F" | tee -a "$LAB_DIR/drill.log"
