@@ -301,8 +301,6 @@ fail() {
   rm -rf "$LAB_DIR/cp"
   tret=$(sshl lab "date +%s.%N
     for p in \$(ip netns pids $F); do kill -9 \$p; done; ip netns del $F
-    # its veths (trunk, VM taps) go with the namespace once its last process is gone
-    for i in \$(seq 1 100); do ip -n sw link show p-\$(echo $F | tail -c 4) >/dev/null 2>&1 || break; sleep 0.1; done
     for v in \$(awk -v n=$F '\$3 == n {print \$2}'); do ip netns del vm-\$v; done
     /lab/topo.sh node ${fspec%,*,*} && /lab/node.sh $F $mgmt $port boot >/dev/null" < "$LAB_DIR/vms")
   PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; print("pvesim: %s back: %s" % (sys.argv[2], " / ".join(Pvesim(sys.argv[1]).call("/_sim/nodes/%s/online" % sys.argv[2], method="POST", auth=False)["data"])))' "$LAB_DIR" "$F" | tee -a "$LAB_DIR/drill.log"

@@ -34,6 +34,9 @@ port() { # port NS IFNAME SWPORT: a veth from NS (named IFNAME) to the switch (n
 node() {
   n=${1%%,*}; p=${1##*,}
   ip netns add "$n"; ip -n "$n" link set lo up
+  # the old namespace of a node back from a power loss is freed by the kernel in its own time (tens
+  # of seconds under TCG), its trunk's switch end with it: removed here, the pair goes at once
+  ip -n sw link del "p-$(echo "$n" | tail -c 4)" 2>/dev/null || true
   port "$n" "$p" "p-$(echo "$n" | tail -c 4)"
   for v in 50 51; do bridge -n sw vlan add dev "p-$(echo "$n" | tail -c 4)" vid $v; done
   rm -rf "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr"
