@@ -6,6 +6,9 @@ ROOT      := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 GO        ?= go
 VENV      ?= $(ROOT)/.venv
 BIN_DIR   := $(ROOT)/plugins/modules
+# The plain module binaries (build); plugins/modules/__bin holds them xz-compressed (see build).
+RAW_BIN_DIR := $(ROOT)/bin/modules
+PYTHON3   ?= python3
 # Every cmd/<name> is an Ansible module except the tools tests and the demo run (the simulator, the
 # DNS lab behind scripts/dns-lab.sh), and the multi-call binary cmd/tenant_modules, which holds the
 # controller-side modules.
@@ -23,7 +26,7 @@ SHIPPED_BINARIES   := $(MULTICALL) $(STANDALONE_MODULES)
 # waits on the network (PVE's API, DNS, netlink) and lives for milliseconds, so inlining buys no
 # measurable time (tenant_plan: about 10 ms CPU per run, at most 1 ms more without inlining), and
 # it costs 12% of each binary (tenant_modules linux/amd64: 3.22 -> 2.84 MB gzip); the tarball
-# budget is 13.5 MB for four platforms (tests/manifest/check.sh; docs/adr/0011-binary-selection.md).
+# budget is 12 MB for four platforms, xz-compressed (tests/manifest/check.sh; docs/adr/0011-binary-selection.md).
 GOFLAGS_BUILD := -trimpath -buildvcs=false -tags=nethttpomithttp2 -gcflags='all=-l' -ldflags='-s -w -buildid='
 # The tools the tests run (pvesim, the DNS lab) are servers that stay up for a whole test: inlined.
 GOFLAGS_TOOLS := -trimpath -buildvcs=false -tags=nethttpomithttp2 -ldflags='-s -w -buildid='
@@ -53,12 +56,27 @@ help:
 # the other platforms. The action plugin runs __bin/<module>_<os>_<arch> when it exists, else
 # __bin/tenant_modules_<os>_<arch> told which module to be (docs/adr/0011-binary-selection.md); a
 # binary beside a .py doc stub would hide the module from ansible-doc --list, hence __bin.
+# They ship xz-compressed (<binary>.xz, scripts/xz-pack.py: 10 MB for the tarball instead of 13.3 MB
+# with gzip alone); the action plugin unpacks one on the controller into a cache
+# (plugins/plugin_utils/binary_cache.py). The Go build writes the plain binary into $(RAW_BIN_DIR)
+# and replaces it only when its bytes change, so an unchanged binary is not compressed again.
 # The per-module mains cmd/<module> are for development; `go vet ./...` compiles them.
-build: $(foreach b,$(SHIPPED_BINARIES),$(BIN_DIR)/__bin/$(b)_linux_amd64)
+build: $(foreach b,$(SHIPPED_BINARIES),$(BIN_DIR)/__bin/$(b)_linux_amd64.xz)
+	@rm -f $(foreach b,$(SHIPPED_BINARIES),$(BIN_DIR)/__bin/$(b)_linux_amd64)
 
-$(BIN_DIR)/__bin/%_linux_amd64: FORCE
+# $(call go_binary,GOOS,GOARCH,CMD): the recipe of $(RAW_BIN_DIR)/<binary>_<os>_<arch>. A temporary
+# file per shell ($$$$) and a rename: two makes at once (make test's TEST_LANES=2) may build the same binary.
+define go_binary
+@mkdir -p $(@D)
+cd $(ROOT) && CGO_ENABLED=0 GOOS=$(1) GOARCH=$(2) $(GO) build $(GOFLAGS_BUILD) -o $@.tmp.$$$$ ./cmd/$(3) && \
+  if cmp -s $@.tmp.$$$$ $@; then rm -f $@.tmp.$$$$; else mv -f $@.tmp.$$$$ $@; fi
+endef
+$(RAW_BIN_DIR)/%_linux_amd64: FORCE
+	$(call go_binary,linux,amd64,$*)
+
+$(BIN_DIR)/__bin/%.xz: $(RAW_BIN_DIR)/%
 	@mkdir -p $(@D)
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/$*
+	$(PYTHON3) $(ROOT)/scripts/xz-pack.py $< $@
 
 tools: $(foreach t,$(TOOLS),$(ROOT)/bin/$(t))
 $(foreach t,$(TOOLS),$(ROOT)/bin/$(t)): $(ROOT)/bin/%: FORCE

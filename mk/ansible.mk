@@ -72,24 +72,23 @@ $(1)/.stamp: $(2)
 	touch $$@
 endef
 
-# One static binary per shipped binary and platform, under __bin: beside a .py doc stub a binary
-# named as the module would hide the module from ansible-doc --list (ADR-0011).
-PLATFORM_BINARIES := $(foreach b,$(SHIPPED_BINARIES),$(foreach p,$(call platforms_of,$(b)),$(PLATFORM_BIN_DIR)/$(b)_$(subst /,_,$(p))))
+# One static binary per shipped binary and platform, xz-compressed, under __bin: beside a .py doc
+# stub a binary named as the module would hide the module from ansible-doc --list (ADR-0011). The
+# plain binaries are built into $(RAW_BIN_DIR) (root Makefile).
+PLATFORM_BINARIES := $(foreach b,$(SHIPPED_BINARIES),$(foreach p,$(call platforms_of,$(b)),$(PLATFORM_BIN_DIR)/$(b)_$(subst /,_,$(p)).xz))
 
 build-all: $(PLATFORM_BINARIES)
 	@test -n "$(ANSIBLE_MODULES)" || { echo 'no plugins/modules/*.py doc stubs: nothing to build'; exit 1; }
 	@rm -f $(filter-out $(PLATFORM_BINARIES),$(wildcard $(PLATFORM_BIN_DIR)/*))
 
-# One rule per binary and platform, so that `make -j` builds them in parallel; always rebuilt (the
-# Go build cache makes an unchanged one cheap).
+# One rule per binary and platform, so that `make -j` builds them in parallel; the Go build always
+# runs (its cache makes an unchanged one cheap) and the .xz is made again only when the binary changed.
 define platform_binary_rule
-$(PLATFORM_BIN_DIR)/$(1)_$(2)_$(3):
-	@mkdir -p $(PLATFORM_BIN_DIR)
-	cd $(ROOT) && CGO_ENABLED=0 GOOS=$(2) GOARCH=$(3) $(GO) build $(GOFLAGS_BUILD) -o $$@ ./cmd/$(1)
+$(RAW_BIN_DIR)/$(1)_$(2)_$(3): FORCE
+	$$(call go_binary,$(2),$(3),$(1))
 endef
 $(foreach b,$(SHIPPED_BINARIES),$(foreach p,$(call platforms_of,$(b)),\
   $(eval $(call platform_binary_rule,$(b),$(word 1,$(subst /, ,$(p))),$(word 2,$(subst /, ,$(p)))))))
-.PHONY: $(PLATFORM_BINARIES)
 
 # `build` is the lead's target (root Makefile): it checks every module compiles for linux/amd64.
 collection: build build-all venv

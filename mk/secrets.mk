@@ -23,7 +23,8 @@ TEST_TARGETS += test-secrets
 #                      (roles/tenant argument_specs + tasks/validate.yml) refuses a declaration that
 #                      breaks it, naming the field; valid declarations pass. tests/contract/substrate.yml:
 #                      the same for the substrate role's site and hypervisor rules (site, hypervisors,
-#                      conflicts), naming the key and the host
+#                      conflicts), naming the key and the host, and for the tenant declaration against the
+#                      registry and its attachment (tenant_file)
 .PHONY: test-contract
 test-contract: install-collection
 	$(ROOT)/tests/contract/run.sh --venv $(VENV) --collections $(COLLECTIONS_DIR)

@@ -80,7 +80,7 @@ func open(m *module.Module, conn pve.Connection, t Timing) (context.Context, con
 
 // stage runs the flow shared by the staging modules: open, plan the work, converge it. The
 // result names the converged object (key: id).
-func stage(m *module.Module, o *Staging, key, id string, planWork func(context.Context, API) (Work, error)) (module.Result, error) {
+func stage(m *module.Module, o *Staging, key string, id any, planWork func(context.Context, API) (Work, error)) (module.Result, error) {
 	ctx, cancel, api, err := open(m, o.Connection, o.Timing)
 	if err != nil {
 		return module.Result{}, err

@@ -24,6 +24,8 @@ type VRFOptions struct {
 	Owner      *string       `opt:"owner"`
 	VNets      *[]VNetOption `opt:"vnets"`
 	Adopt      bool          `opt:"adopt"`
+	// Tenants converges many tenants in one run (module_vrf_many.go): name and index per entry.
+	Tenants *[]VRFTenant `opt:"tenants"`
 }
 
 // VNetOption is one entry of vnets.
@@ -40,7 +42,7 @@ func VRFModule() module.Entry { return module.Declare(vrfSpec(), vrf) }
 func vrfSpec() module.Spec {
 	return module.Spec{
 		Options: stagingSpec(map[string]*module.Option{
-			"name":       {Type: module.TypeStr, Required: true, Aliases: []string{"tenant"}},
+			"name":       {Type: module.TypeStr, Aliases: []string{"tenant"}},
 			"index":      {Type: module.TypeInt},
 			"vnet_count": {Type: module.TypeInt, Default: 1},
 			"zone":       {Type: module.TypeStr},
@@ -56,8 +58,12 @@ func vrfSpec() module.Spec {
 				"subnet":  {Type: module.TypeStr, Required: true},
 				"gateway": {Type: module.TypeStr},
 			}},
+			"tenants": tenantsOption(),
 		}),
-		RequiredOneOf:     [][]string{{"index", "zone"}},
+		// tenants stands for name and index (and for what each tenant's index derives)
+		MutuallyExclusive: [][]string{{"name", "tenants"}, {"index", "tenants"}, {"zone", "tenants"}, {"vrf_vxlan", "tenants"},
+			{"owner", "tenants"}, {"vnets", "tenants"}, {"vnet_count", "tenants"}},
+		RequiredOneOf:     [][]string{{"name", "tenants"}, {"index", "zone", "tenants"}},
 		SupportsCheckMode: true,
 	}
 }
@@ -134,6 +140,9 @@ func vnetsOf(list []VNetOption) ([]VNetSpec, error) {
 
 // vrf is tenant_vrf's handler.
 func vrf(m *module.Module, o *VRFOptions) (module.Result, error) {
+	if o.Tenants != nil {
+		return vrfMany(m, o)
+	}
 	spec, err := o.spec()
 	if err != nil {
 		return module.Result{}, err

@@ -143,12 +143,16 @@ func planAll(ctx context.Context, api API, want []Desired, opts Options) ([]*vmP
 	if err := precheck(ctx, api, inv, plans); err != nil {
 		return nil, err
 	}
-	// The pool's guests outside the tenant's range squat another index's vmids: said on the first
-	// VM's result (every VM shares the pool), never refused here, since tenant_vm does not manage
-	// them; verify fails on them.
-	if len(plans) > 0 {
-		first, last := vmidRange(want[0].VMID)
-		plans[0].res.Warnings = append(plans[0].res.Warnings, Squats(inv, want[0].Pool, first, last)...)
+	// The pool's guests outside the tenant's range squat another index's vmids: said on the result
+	// of each pool's first VM (a tenant's VMs share its pool), never refused here, since tenant_vm
+	// does not manage them; verify fails on them.
+	warned := map[string]bool{}
+	for i, d := range want {
+		if !warned[d.Pool] {
+			warned[d.Pool] = true
+			first, last := vmidRange(d.VMID)
+			plans[i].res.Warnings = append(plans[i].res.Warnings, Squats(inv, d.Pool, first, last)...)
+		}
 	}
 	return plans, nil
 }

@@ -39,6 +39,8 @@ type ModuleOptions struct {
 	Parallel    int            `opt:"parallel"`
 	Timeout     int            `opt:"timeout"`
 	Adopt       bool           `opt:"adopt"`
+	// Tenants converges many tenants' VMs in one run (many.go): name, index and VMs per entry.
+	Tenants *[]TenantOption `opt:"tenants"`
 }
 
 // Settings are the options a VM entry may set for itself; nil is "not given".
@@ -89,8 +91,8 @@ func spec() module.Spec {
 	}
 	return module.Spec{
 		Options: pve.WithConnectionOptions(map[string]*module.Option{
-			"name":        {Type: module.TypeStr, Required: true, Aliases: []string{"tenant"}},
-			"index":       {Type: module.TypeInt, Required: true},
+			"name":        {Type: module.TypeStr, Aliases: []string{"tenant"}},
+			"index":       {Type: module.TypeInt},
 			"site":        {Type: module.TypeDict},
 			"vms":         {Type: module.TypeList, Elements: module.TypeDict, Options: vmOpts},
 			"count":       {Type: module.TypeInt},
@@ -114,9 +116,12 @@ func spec() module.Spec {
 			"parallel":    {Type: module.TypeInt, Default: DefaultParallel},
 			"timeout":     {Type: module.TypeInt, Default: 600},
 			"adopt":       {Type: module.TypeBool, Default: false},
+			"tenants":     tenantsOption(vmOpts),
 		}),
-		MutuallyExclusive: [][]string{{"vms", "count"}},
-		RequiredOneOf:     [][]string{{"vms", "count"}},
+		// tenants stands for name, index and each tenant's VMs
+		MutuallyExclusive: [][]string{{"vms", "count"}, {"name", "tenants"}, {"index", "tenants"}, {"vms", "tenants"}, {"count", "tenants"},
+			{"vnet_count", "tenants"}},
+		RequiredOneOf:     [][]string{{"vms", "count", "tenants"}, {"name", "tenants"}, {"index", "tenants"}},
 		SupportsCheckMode: true,
 	}
 }
@@ -324,7 +329,7 @@ func deref(p *string) string {
 
 // handle is tenant_vm's handler.
 func handle(m *module.Module, o *ModuleOptions) (module.Result, error) {
-	want, err := Declarations(o)
+	want, err := declarationsOf(o)
 	if err != nil {
 		return module.Result{}, err
 	}

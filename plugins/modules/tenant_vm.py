@@ -34,15 +34,48 @@ options:
   name:
     description:
       - Tenant name, as allocated (for example C(tdemo)).
+      - One of O(name) and O(tenants) is required.
     type: str
-    required: true
     aliases: [tenant]
   index:
     description:
       - Tenant index allocated at onboarding, 1..63 with the default site. Index 0 belongs to the
         reference tenant and is rejected by the plan.
+      - Required with O(name).
     type: int
-    required: true
+  tenants:
+    description:
+      - Many tenants' VMs in one run, instead of O(name), O(index), O(count), O(vms) and O(vnet_count) (a play over
+        many tenants). Each entry declares one tenant's VMs as those options do for one tenant; every other option
+        (sizes, template, state, placement, ...) applies to every tenant's VMs.
+      - One run reads C(/cluster/resources) and the nodes once for all of them; a task looped over the tenants reads
+        them again for each tenant.
+      - A name or index listed twice is refused; an error names the entry (C(tenants[i] (name))), and nothing is
+        written when any entry is refused.
+    type: list
+    elements: dict
+    version_added: 0.2.0
+    suboptions:
+      name:
+        description: The tenant's name, as O(name).
+        type: str
+        required: true
+        aliases: [tenant]
+      index:
+        description: The tenant's index, as O(index).
+        type: int
+        required: true
+      count:
+        description: Its number of VMs, as O(count). Mutually exclusive with O(tenants[].vms); one of them is required.
+        type: int
+      vms:
+        description: Its VM declarations, as O(vms) (the same suboptions).
+        type: list
+        elements: dict
+      vnet_count:
+        description: Its number of VNets, as O(vnet_count).
+        type: int
+        default: 1
   site:
     description:
       - Overrides of the site plan (keys C(network), C(overlay), C(loopbacks), C(zone), C(resolver),
@@ -53,7 +86,7 @@ options:
   vms:
     description:
       - The VM declarations. Entry C(i) (1-based) is VM C(i) of the plan unless it gives O(vms[].index).
-      - Mutually exclusive with O(count); one of them is required.
+      - Mutually exclusive with O(count); one of them (or O(tenants)) is required.
       - VMs not listed are not touched; declare one with O(vms[].state=absent) to remove it.
     type: list
     elements: dict

@@ -30,15 +30,43 @@ description:
     of them are already gone.
 options:
   name:
-    description: The tenant's name (a DNS label); marks ownership and derives the identifiers with O(index).
+    description:
+      - The tenant's name (a DNS label); marks ownership and derives the identifiers with O(index).
+      - One of O(name) and O(tenants) is required.
     type: str
-    required: true
     aliases: [tenant]
+  tenants:
+    description:
+      - Many tenants in one run, instead of O(name) and O(index) (a play over many tenants). Each entry derives a
+        tenant's zone, VNets and subnets as O(name), O(index) and O(vnet_count) do for one; the other options apply
+        to every tenant.
+      - One run reads the zones, the VNets and the nodes once for all of them and each tenant's subnets once, and
+        with O(apply=true) applies once; a task looped over the tenants reads every list again for each tenant.
+      - A name or index listed twice is refused; an error names the entry (C(tenants[i] (name))), and nothing is
+        written when any entry is refused.
+      - Mutually exclusive with O(name), O(index), O(zone), O(vrf_vxlan), O(owner), O(vnets) and O(vnet_count).
+    type: list
+    elements: dict
+    version_added: 0.2.0
+    suboptions:
+      name:
+        description: The tenant's name, as O(name).
+        type: str
+        required: true
+        aliases: [tenant]
+      index:
+        description: The tenant's allocated index, as O(index).
+        type: int
+        required: true
+      vnet_count:
+        description: Its number of VNets, as O(vnet_count).
+        type: int
+        default: 1
   index:
     description:
       - The tenant's allocated index (1..63 on the default site). Every identifier below is derived from it.
       - Index 0 is reserved for the reference tenant and rejected.
-      - One of O(index) and O(zone) is required.
+      - One of O(index), O(zone) and O(tenants) is required.
     type: int
   site:
     description:

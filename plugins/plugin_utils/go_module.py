@@ -9,7 +9,9 @@ modules are compiled Go programs. Every module has an action plugin of its own n
 multi-call binary ``plugins/modules/__bin/tenant_modules_<os>_<arch>``, through the ordinary
 module machinery (``_execute_module``), so check mode, diff mode, no_log, async, become and
 module_defaults behave exactly as for any other module. The argument ``_deevnet_tenant_module``
-tells the binary which module to be. See docs/adr/0011-binary-selection.md.
+tells the binary which module to be. The binaries ship xz-compressed (``<binary>.xz``): the plugin
+unpacks one on the controller into a content-addressed cache (binary_cache.py) and Ansible copies
+or runs the unpacked file. See docs/adr/0011-binary-selection.md.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import re
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
+from ansible_collections.deevnet.tenant.plugins.plugin_utils.binary_cache import SUFFIX, BinaryCacheError, unpacked
 
 # Host fact (and inventory variable) holding "<os>_<arch>", e.g. "linux_amd64". Set it in the
 # inventory to skip detection; otherwise it is detected once per host and returned as a fact.
@@ -93,13 +96,20 @@ class GoModuleAction(ActionBase):
 
         plat, detected = self._platform(task_vars)
         # A module's own binary first (transit_route: copied to the hypervisor, kept small), then
-        # the multi-call binary.
+        # the multi-call binary. The loader resolves <name>.xz for <name> (any extension matches).
         for name in (leaf, MULTICALL):
             binary = '%s.%s.%s_%s' % (collection, BIN_SUBDIR, name, plat)
-            if module_loader.find_plugin_with_context(binary, collection_list=self._task.collections).resolved:
+            found = module_loader.find_plugin_with_context(binary, collection_list=self._task.collections)
+            if found.resolved:
                 break
         else:
             raise AnsibleActionFail(self._missing_binary_msg(fqcn, leaf, plat, stub))
+        self._packed = {}
+        if found.plugin_resolved_path.endswith(SUFFIX):
+            try:
+                self._packed[found.plugin_resolved_path] = unpacked(found.plugin_resolved_path)
+            except BinaryCacheError as e:
+                raise AnsibleActionFail('%s: %s' % (fqcn, e))
 
         module_args = dict(self._task.args)
         module_args[SELECT_KEY] = fqcn
@@ -114,6 +124,17 @@ class GoModuleAction(ActionBase):
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
+
+    def _configure_module(self, module_name, module_args, task_vars):
+        # ActionBase returns the module file's path last (ansible-core 2.18: style, shebang, data,
+        # path; 2.19+: module bits, path), and a binary module is copied from that path: point it
+        # at the unpacked binary instead of the .xz the loader found.
+        configured = super(GoModuleAction, self)._configure_module(module_name=module_name, module_args=module_args,
+                                                                   task_vars=task_vars)
+        path = getattr(self, '_packed', {}).get(configured[-1])
+        if path is None:
+            return configured
+        return tuple(configured[:-1]) + (path,)
 
     def _platform(self, task_vars):
         """Return ("<os>_<arch>", detected_now) for the host the module will run on."""
@@ -162,7 +183,8 @@ class GoModuleAction(ActionBase):
             except OSError:
                 files = []
             for prefix in (leaf + '_', MULTICALL + '_'):
-                built.update(f[len(prefix):] for f in files if f.startswith(prefix) and _PLATFORM_RE.match(f[len(prefix):]))
+                built.update(f[len(prefix):] for f in (n[:-len(SUFFIX)] if n.endswith(SUFFIX) else n for n in files)
+                             if f.startswith(prefix) and _PLATFORM_RE.match(f[len(prefix):]))
         goos, dummy, goarch = plat.partition('_')
         return ('%s has no binary for the target platform %s/%s (neither plugins/modules/%s/%s_%s nor %s_%s exists); '
                 'built for: %s. Build it with GOOS=%s GOARCH=%s (make build-all), or set %s if the '

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench.sh --venv DIR --collections DIR [--tasks N]
 # Wall time of N deevnet.tenant.tenant_plan tasks against N ansible.builtin.ping tasks on localhost,
-# in one ansible-playbook run, and the cost of the go_module action plugin's platform detection.
+# in one ansible-playbook run, the cost of the go_module action plugin's platform detection, and of
+# unpacking the shipped .xz binary (first call: into an empty cache; every later call: found there).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
 venv= coll= n=100
@@ -18,10 +19,13 @@ export ANSIBLE_CONNECTION_PLUGINS=$here/playbooks/connection_plugins
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 printf '[defaults]\n' >"$work/ansible.cfg"; export ANSIBLE_CONFIG=$work/ansible.cfg
 export DVT_TIMER_OUT=$work/timer.json DVT_UNAME_LOG=$work/uname.log
+# An empty cache of unpacked binaries: the warmup play's tenant_plan task unpacks, the rest find it.
+export DEEVNET_TENANT_BIN_CACHE=$work/cache
 
-plat=$("$venv/bin/python" - "$root/plugins/plugin_utils/go_module.py" <<'PY'
-import importlib.util, platform, sys
-spec = importlib.util.spec_from_file_location('go_module', sys.argv[1]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+# The installed collection's action code (it imports its siblings by their collection names).
+plat=$(PYTHONPATH=$coll "$venv/bin/python" - <<'PY'
+import platform
+from ansible_collections.deevnet.tenant.plugins.plugin_utils import go_module as m
 print(m.go_platform(platform.system(), platform.machine()))
 PY
 )
@@ -46,12 +50,13 @@ start=$(date +%s.%N)
 "$venv/bin/ansible-playbook" -i "$here/inventory.yml" "$work/bench.yml" >"$work/bench.log" 2>&1 || { tail -30 "$work/bench.log"; exit 1; }
 end=$(date +%s.%N)
 
-"$venv/bin/python" - "$work/timer.json" "$n" "$(wc -l <"$work/uname.log")" "$start" "$end" "$root/plugins/plugin_utils/go_module.py" <<'PY'
-import importlib.util, json, platform, statistics, sys, timeit
+PYTHONPATH=$coll "$venv/bin/python" - "$work/timer.json" "$n" "$(wc -l <"$work/uname.log")" "$start" "$end" \
+  "$coll/ansible_collections/deevnet/tenant/plugins/modules/__bin/tenant_modules_$plat.xz" "$work" <<'PY'
+import json, os, platform, statistics, sys, time, timeit
+from ansible_collections.deevnet.tenant.plugins.plugin_utils import binary_cache as bc, go_module as m
 plays = {p['name']: p for p in json.load(open(sys.argv[1]))}
 n, unames, total = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[5]) - float(sys.argv[4])
 from ansible.release import __version__
-spec = importlib.util.spec_from_file_location('go_module', sys.argv[6]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
 ms = lambda s: '%.1f ms' % (s * 1000)
 ping, plan = plays['ping'], plays['tenant_plan']
 preset, remote = plays['tenant_plan_platform_preset'], plays['tenant_plan_remote']
@@ -70,4 +75,14 @@ print('platform detection, local, end to end: %+.2f / %+.2f ms per task (median 
 rt = remote['tasks']
 print('platform detection, remote connection: uname -sm ran %d time(s) for %d tasks; first task %s vs median of the rest %s (+%s once per host)'
       % (unames, n, ms(rt[0]), ms(statistics.median(rt[1:])), ms(rt[0] - statistics.median(rt[1:]))))
+xz, first = sys.argv[6], plays['warmup']['tasks'][1]
+print('unpacking %s (%.2f MB, %.2f MB unpacked), end to end: the first tenant_plan task (empty cache) %s vs median %s (+%s once per controller and binary)'
+      % (os.path.basename(xz), os.path.getsize(xz) / 1e6, bc.xz_content_id(xz)[1] / 1e6, ms(first), ms(statistics.median(plan['tasks'])),
+         ms(first - statistics.median(plan['tasks']))))
+cold = []
+for i in range(3):
+    t0 = time.perf_counter(); bc.unpacked(xz, os.path.join(sys.argv[7], 'cold%d' % i)); cold.append(time.perf_counter() - t0)
+warm = timeit.timeit(lambda: bc.unpacked(xz, os.path.join(sys.argv[7], 'cold0')), number=1000) / 1000
+print('unpacking, in process: first call %s (median of 3 empty caches: xz, SHA-256, fsync, rename), cached call %.1f us (timeit x1000: read the xz tail, stat)'
+      % (ms(statistics.median(cold)), warm * 1e6))
 PY

@@ -54,9 +54,10 @@ for m in $mods; do
   plats="linux_amd64 linux_arm64 darwin_amd64 darwin_arm64"
   case " $linux_only " in *" $m "*) plats="linux_amd64 linux_arm64";; esac
   missing=
-  # Its own binary (transit_route) or the multi-call one; test_docs_match_spec runs each module in it.
+  # Its own binary (transit_route) or the multi-call one, xz-compressed; test_docs_match_spec runs
+  # each module in it, the playbooks through the action plugin, which unpacks it.
   for p in $plats; do
-    [ -x "$inst/plugins/modules/__bin/${m}_$p" ] || [ -x "$inst/plugins/modules/__bin/tenant_modules_$p" ] || missing="$missing ${m}_$p"
+    [ -f "$inst/plugins/modules/__bin/${m}_$p.xz" ] || [ -f "$inst/plugins/modules/__bin/tenant_modules_$p.xz" ] || missing="$missing ${m}_$p.xz"
   done
   if [ -z "$missing" ]; then ok "binaries of $m for $plats"; else ko "missing in the tarball's plugins/modules/__bin:$missing"; fi
 done

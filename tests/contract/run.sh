@@ -19,7 +19,7 @@ if "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$ve
 else
   grep -E 'FAILED|fatal|msg' "$log" | tail -30; echo "test-contract: FAILED"; exit 1
 fi
-# The substrate role's site and hypervisor rules (tests/contract/substrate.yml).
+# The substrate role's site, hypervisor and tenant-file rules (tests/contract/substrate.yml).
 if "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$venv/bin/python" "$here/substrate.yml" >"$log" 2>&1; then
   n=$(grep -c 'TASK \[Run the substrate role.s checks\]' "$log" || true)
   echo "test-contract: every substrate rule refused its inventory, naming the key and host ($n inventories)"

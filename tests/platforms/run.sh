@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run.sh --bin-dir DIR --pvesim FILE --venv DIR
-# The binaries of the other platforms, from the built plugins/modules/__bin (make test-platforms):
+# The binaries of the other platforms, from the built plugins/modules/__bin (make test-platforms),
+# each <binary>.xz unpacked first by the action plugin's own code (plugins/plugin_utils/binary_cache.py)
+# into a private cache:
 #  - linux/arm64, executed under qemu-user (qemu-aarch64-static): tenant_plan; pve_tenant_access
 #    against pvesim (converge, then a no-op second run); nsupdate_tsig against the DNS lab's
 #    PowerDNS (converge, the record read back with dig, a no-op second run); transit_route's
@@ -25,6 +27,17 @@ cleanup() {
 }
 trap cleanup EXIT
 py=$venv/bin/python
+
+# Unpack every shipped .xz as the action plugin does; $unpacked/<binary> links to the cache entry.
+unpacked=$work/bin
+mkdir -p "$unpacked"
+for f in "$bin"/*.xz; do
+  [ -e "$f" ] || { ko "no .xz binary in $bin (make build-all)"; break; }
+  if p=$("$py" "$root/plugins/plugin_utils/binary_cache.py" unpack "$f" "$work/cache" 2>"$work/unpack.err"); then
+    ln -s "$p" "$unpacked/$(basename "$f" .xz)"
+  else cat "$work/unpack.err"; ko "unpacking $(basename "$f")"; fi
+done
+bin=$unpacked
 
 # A module run as Ansible runs it: one args file in, one JSON object out.
 runmod() { # runmod BINARY MODULE ARGS_JSON -> stdout: the result
@@ -58,7 +71,7 @@ fi
 qemu=("$qemu_bin")
 multi=$bin/tenant_modules_linux_arm64 route=$bin/transit_route_linux_arm64
 for f in "$multi" "$route"; do [ -x "$f" ] || { ko "missing $f (make build-all)"; }; done
-echo "      $(file -b "$multi" | cut -c1-60) under $qemu_bin"
+echo "      $(file -bL "$multi" | cut -c1-60) under $qemu_bin"
 
 out=$(runmod "$multi" tenant_plan '{"name": "tdemo", "index": 1}')
 if [ "$(echo "$out" | field 'r["tenant"]["subnet"]')" = 10.20.129.0/24 ]; then ok "linux/arm64 tenant_plan: tdemo's subnet 10.20.129.0/24"

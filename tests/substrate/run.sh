@@ -18,6 +18,7 @@
 #     a hypervisor aimed at the controller (in the group, or reached locally without saying so);
 #   - a node offline (#25): a tenant change is refused before any change, naming it; with the node in
 #     substrate_maintenance the change converges around it with a warning; its first run back reaches it;
+#     the same for destroy, which reads the nodes before it removes the first record or VM;
 #   - the node network role refuses a main interfaces file that does not source interfaces.d,
 #     and ifupdown2 refuses a broken rendered file.
 # The tenant's VRF routes need real VRF devices, which this kernel lacks (ADR-0003; the QEMU guest of
@@ -284,8 +285,25 @@ all:
 YML
 )"
 
-# --- 7. destroy: the tenant's routes are removed on every node (its hook too) ---------------------------
-if play destroy destroy -e tenant_file=tenants/tdemo.yml; then pass "destroy"; else fail "destroy"; grep -E 'fatal|FAILED' -A3 "$W/destroy.log" | head; fi
+# --- 7. destroy with p03 offline (#25): refused before any change (no record, VM or API object removed),
+# naming it; in maintenance, done around it; the first destroy after p03 returns finishes its play there;
+# the tenant's routes are removed on every node (its hook too) --------------------------------------------
+simnode offline
+contradiction destroy-offline "node $P3 is offline (GET /nodes): an SDN apply cannot reach it" destroy "---" -e tenant_file=tenants/tdemo.yml
+sed -i "s/^substrate_maintenance: \[\]$/substrate_maintenance: [$P3]/" "$REPO/inventory/group_vars/all/maintenance.yml"
+if play destroy-maint destroy -e tenant_file=tenants/tdemo.yml \
+   && grep -q "node(s) $P3 offline in maintenance: the SDN configuration applied now has not reached them" "$W/destroy-maint.log" \
+   && grep -q "$P3 is in maintenance (substrate_maintenance)" "$W/destroy-maint.log"; then
+  pass "destroy with $P3 in maintenance: done around it, and the run says what is left for it"
+else fail "destroy in maintenance"; grep -E 'fatal|FAILED|WARNING' -A3 "$W/destroy-maint.log" | head -12; fi
+simnode online
+sed -i "s/^substrate_maintenance: \[$P3\]$/substrate_maintenance: []/" "$REPO/inventory/group_vars/all/maintenance.yml"
+# p03 boots from the running config, which no longer has tn01 (pvesim models PVE's boot commit); the first
+# destroy after its return removes what its play left for p03 (routes, hook) and changes nothing else.
+if play destroy destroy -e tenant_file=tenants/tdemo.yml && ! api "/nodes/$P3/sdn/zones" | grep -q '"zone":"tn01"' \
+   && [ "$(grep -c '^fatal' "$W/destroy.log")" = 0 ]; then
+  pass "destroy again after $P3's return: tn01 gone from $P3 too, routes and hooks removed on every node"
+else fail "destroy after $P3's return: $(api "/nodes/$P3/sdn/zones")"; grep -E 'fatal|FAILED' -A3 "$W/destroy.log" | head; fi
 
 [ $rc = 0 ] && echo "substrate test: all passed" || { echo "substrate test: FAILED (logs in $W with --keep)"; }
 exit $rc

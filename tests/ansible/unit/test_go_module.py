@@ -9,15 +9,26 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from unittest import mock
 
 import pytest
 from ansible.errors import AnsibleActionFail
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
-_spec = importlib.util.spec_from_file_location('go_module', os.path.join(ROOT, 'plugins', 'plugin_utils', 'go_module.py'))
-go_module = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(go_module)
+
+
+def _load(name, fqname):
+    spec = importlib.util.spec_from_file_location(fqname, os.path.join(ROOT, 'plugins', 'plugin_utils', name + '.py'))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[fqname] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# go_module imports binary_cache by its collection name; no collection loader runs here.
+binary_cache = _load('binary_cache', 'ansible_collections.deevnet.tenant.plugins.plugin_utils.binary_cache')
+go_module = _load('go_module', 'go_module')
 
 
 @pytest.mark.parametrize('system,machine,want', [
@@ -56,9 +67,10 @@ class _Resolved:
 
 
 def _action(tmp_path, transport='ssh', delegate_to=None, delegate_facts=None, built=('linux_amd64',), uname='Linux x86_64\n',
-            own=()):
+            own=(), packed=()):
     """An ActionModule for task deevnet.tenant.tenant_plan with everything around it faked: the
-    multi-call binary built for the platforms in built, tenant_plan's own binary for those in own."""
+    multi-call binary built for the platforms in built, tenant_plan's own binary for those in own;
+    packed maps file names to the bytes of an .xz file put there instead."""
     mod_dir = tmp_path / 'plugins' / 'modules'
     (mod_dir / '__bin').mkdir(parents=True)
     (mod_dir / 'tenant_plan.py').write_text('DOCUMENTATION = ""\n')
@@ -66,13 +78,18 @@ def _action(tmp_path, transport='ssh', delegate_to=None, delegate_facts=None, bu
         (mod_dir / '__bin' / ('tenant_modules_' + plat)).write_bytes(b'\x7fELF')
     for plat in own:
         (mod_dir / '__bin' / ('tenant_plan_' + plat)).write_bytes(b'\x7fELF')
+    for name, data in dict(packed).items():
+        (mod_dir / '__bin' / name).write_bytes(data)
 
     def find(name, collection_list=None):
         leaf = name.split('.')[-1]
         if name == 'deevnet.tenant.tenant_plan':
             return _Resolved(name, str(mod_dir / 'tenant_plan.py'))
-        path = mod_dir / '__bin' / leaf
-        return _Resolved(name, str(path) if path.exists() else None)
+        # as Ansible's loader: the exact name, else the name with any extension
+        for path in (mod_dir / '__bin' / leaf, mod_dir / '__bin' / (leaf + '.xz')):
+            if path.exists():
+                return _Resolved(name, str(path))
+        return _Resolved(name, None)
 
     task = mock.MagicMock()
     task.action = 'deevnet.tenant.tenant_plan'
@@ -193,3 +210,42 @@ def test_own_binary_comes_before_the_multicall_one(tmp_path):
     action = _action(tmp_path / 'b', uname='Linux aarch64', built=('linux_arm64',), own=('linux_amd64',))
     action.run(task_vars={})
     assert action._execute_module.call_args.kwargs['module_name'] == 'deevnet.tenant.__bin.tenant_modules_linux_arm64'
+
+
+def _xz(data):
+    """An .xz file's bytes as scripts/xz-pack.py writes them (the script itself is tested below)."""
+    import lzma
+    return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_SHA256, preset=6)
+
+
+def test_packed_binary_is_unpacked_and_run_from_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(binary_cache.CACHE_ENV, str(tmp_path / 'cache'))
+    binary = b'\x7fELF' + os.urandom(5000)
+    action = _action(tmp_path, built=(), packed={'tenant_modules_linux_amd64.xz': _xz(binary)})
+    action.run(task_vars={})
+    assert action._execute_module.call_args.kwargs['module_name'] == 'deevnet.tenant.__bin.tenant_modules_linux_amd64'
+    xz_path = str(tmp_path / 'plugins' / 'modules' / '__bin' / 'tenant_modules_linux_amd64.xz')
+    cached = action._packed[xz_path]
+    with open(cached, 'rb') as f:
+        assert f.read() == binary
+    # ActionBase's _configure_module returns the module file last in both layouts (2.18: four
+    # fields, 2.19+: two): the .xz found by the loader becomes the unpacked binary, nothing else.
+    for configured in (('binary', None, b'', xz_path), ('bits', xz_path), ('bits', '/other/module.py')):
+        with mock.patch.object(go_module.ActionBase, '_configure_module', return_value=configured):
+            got = action._configure_module(module_name='x', module_args={}, task_vars={})
+        want = configured[:-1] + (cached,) if configured[-1] == xz_path else configured
+        assert got == want
+
+
+def test_broken_packed_binary_fails_naming_the_module_and_file(tmp_path, monkeypatch):
+    monkeypatch.setenv(binary_cache.CACHE_ENV, str(tmp_path / 'cache'))
+    action = _action(tmp_path, built=(), packed={'tenant_modules_linux_amd64.xz': b'\x7fELF not xz'})
+    with pytest.raises(AnsibleActionFail, match=r'deevnet.tenant.tenant_plan: .*tenant_modules_linux_amd64.xz: not a binary packed'):
+        action.run(task_vars={})
+    action._execute_module.assert_not_called()
+
+
+def test_missing_binary_lists_the_packed_platforms(tmp_path):
+    action = _action(tmp_path, uname='Darwin arm64', built=(), packed={'tenant_modules_linux_arm64.xz': _xz(b'x')})
+    with pytest.raises(AnsibleActionFail, match='built for: linux_arm64[.]'):
+        action.run(task_vars={})
