@@ -17,7 +17,9 @@
 #                     tdemo (2 VNets, 3 VMs) and tother (2 VMs); idempotence (changed=0 on every host);
 #                     verify = lab.sh vms + every check (box, fabric, tenants, L2VNI, L3VNI, egress with the
 #                     NAT address, dig A/PTR through 10.20.99.1, isolation); side_effect = the destroy
-#                     playbook for tdemo; verify again (tdemo gone from both nodes, every tother check); destroy
+#                     playbook for tdemo, index released; verify again (tdemo gone from both nodes, every
+#                     tother check); side_effect_reuse = onboard + tenant for tnext at index 1; verify with
+#                     tnext and tother (index reuse: test/lab/README.md); destroy
 #   make test-lab-phase2     test/lab/phase2.sh: fabric with the first node only, perimeter, tdemo with its
 #                     first VM; then the second node joins (fabric playbook) and tdemo is converged as
 #                     declared (3 VMs, 2 VNets, one VM on the new node): tdemo's objects unchanged but
