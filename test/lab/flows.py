@@ -102,8 +102,8 @@ def main():
     bad = []
     for name, start, end in events:
         total, longest, parts = 0, 0.0, []
-        for flow, (lost, gp, _, _) in flows.items():
-            n = sum(1 for _, t in lost if start <= t <= end)
+        for flow, (lost, gp, got, sent) in flows.items():
+            n = sum(1 for seq_t in lost if start <= seq_t[1] <= end)
             g = max((b - a for a, b in gp if b >= start and a <= end), default=0.0)
             total += n
             longest = max(longest, g)
@@ -111,7 +111,7 @@ def main():
         print(f"| {name} | {fmt(start)} | {fmt(end)} | {total} | {longest:.2f} s | {'; '.join(parts)} |")
         if total and not name.startswith("fabric change"):
             bad.append(f"{name}: {total} lost")
-    for flow, (lost, _, got, sent) in flows.items():
+    for flow, (lost, gp, got, sent) in flows.items():
         print(f"flow {flow}: {got} replies, {sent} sent, {len(lost)} lost over the whole run")
     if bad:
         print("FAIL packets lost during " + ", ".join(bad))
