@@ -28,6 +28,14 @@
 #                     both nodes. In TEST_TARGETS (branch phase2: four clean runs in a row, 4.5-9 min at
 #                     load 2-8; the earlier "vmbr0.50 does not exist" was two labs sharing ansible's
 #                     ssh ControlPath: test/lab/README.md, Findings).
+#   make test-lab-drills     test/lab/drills.sh test: day 2 (issue 25) in one lab boot: tdemo's flows
+#                     (L2VNI, L3VNI, egress; ping every 50 ms) while tother is onboarded, converged,
+#                     converged with a change and destroyed and the fabric playbook runs as a no-op
+#                     (lost packets and longest gap per event; 0 lost, no FRR restart); drill (a): the
+#                     last node fails (trunk down, FRR killed), BGP/BFD detection and EVPN withdrawal
+#                     against BFD's detection time, the other node's VMs keep egress and DNS, the node
+#                     reboots from its disk and every check is green. Drill table: LAB_DIR/drill.log.
+#                     Not in TEST_TARGETS (CI is over its budget; test/lab/README.md, Drills).
 #   make demo-lab / demo-lab-down   test/lab/demo.sh: the lab with tdemo, ending with a ping to tdemo-2 on the
 #                     other node and a dig A and PTR of tdemo-1 through the resolver host 10.20.99.1, from
 #                     inside tdemo-1; fails if either is missing (kept running; LAB_DIR=/tmp/dvt-lab-demo).
@@ -43,7 +51,7 @@ LAB_MOLECULE_DIR ?= /tmp/dvt-molecule-lab
 LAB_MOLECULE_ENV = PATH="$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(ROOT)/.lint-collections" \
 	LAB_DIR="$(LAB_MOLECULE_DIR)" PVESIM="$(ROOT)/bin/pvesim"
 
-.PHONY: test-lab test-lab-tenants test-lab-stage-d lab-up lab-down test-lab-molecule test-lab-phase2 demo-lab demo-lab-down
+.PHONY: test-lab-drills test-lab test-lab-tenants test-lab-stage-d lab-up lab-down test-lab-molecule test-lab-phase2 demo-lab demo-lab-down
 test-lab: build venv tools
 	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
@@ -72,3 +80,6 @@ demo-lab: build venv tools
 
 demo-lab-down:
 	$(ROOT)/test/lab/demo.sh down
+
+test-lab-drills: build venv tools
+	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/drills.sh test

@@ -5,6 +5,7 @@
 # (vmbr0, VLANs 50/51, SDN) is NOT made here: ifupdown2 brings it up from the rendered files (node.sh).
 #   topo.sh up NODE,MGMT_CIDR,PORT...   e.g. topo.sh up dv02hyp002p02,10.20.10.2/24,enp1s0 dv02hyp002p03,10.20.10.3/24,eno1
 #   (PORT: the node's trunk port, its inventory's substrate_node.bridge_ports[0])
+#   topo.sh node NODE,MGMT_CIDR,PORT   one node's namespace and switch port again (a node that lost power)
 #   topo.sh down
 # Switch ports: every port has VLAN 1 untagged (management); node ports also carry 50 (transit)
 # and 51 (underlay) tagged, like the site's trunk to the hypervisor. The perimeter has one access
@@ -31,18 +32,26 @@ port() { # port NS IFNAME SWPORT: a veth from NS (named IFNAME) to the switch (n
   ip -n sw link set "$3" master br0 up
   ip -n "$1" link set "$2" up
 }
+# node NODE,MGMT_CIDR,PORT: the node's namespace and its trunk on the switch (also when the node
+# comes back from a power loss: drills.sh); its /run (run-network, run-frr) starts empty, as a
+# booting node's tmpfs does
+node() {
+  n=${1%%,*}; p=${1##*,}
+  ip netns add "$n"; ip -n "$n" link set lo up
+  # the old namespace of a node back from a power loss is freed by the kernel in its own time (tens
+  # of seconds under TCG), its trunk's switch end with it: removed here, the pair goes at once
+  ip -n sw link del "p-$(echo "$n" | tail -c 4)" 2>/dev/null || true
+  port "$n" "$p" "p-$(echo "$n" | tail -c 4)"
+  for v in 50 51; do bridge -n sw vlan add dev "p-$(echo "$n" | tail -c 4)" vid $v; done
+  rm -rf "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr"
+  mkdir -p "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr" "/etc/netns/$n"
+  chown frr:frr "/var/lib/lab/$n/run-frr"
+}
 up() {
   ip netns add sw; ip -n sw link set lo up
   ip -n sw link add br0 type bridge vlan_filtering 1 stp_state 0 forward_delay 0
   ip -n sw link set br0 up
-  for spec in "$@"; do
-    n=${spec%%,*}; p=${spec##*,}
-    ip netns add "$n"; ip -n "$n" link set lo up
-    port "$n" "$p" "p-$(echo "$n" | tail -c 4)"
-    for v in 50 51; do bridge -n sw vlan add dev "p-$(echo "$n" | tail -c 4)" vid $v; done
-    mkdir -p "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr" "/etc/netns/$n"
-    chown frr:frr "/var/lib/lab/$n/run-frr"
-  done
+  for spec in "$@"; do node "$spec"; done
   ip netns add perimeter; ip -n perimeter link set lo up
   port perimeter mgmt p-perim
   ip -n perimeter addr add $MGMT_GW dev mgmt
