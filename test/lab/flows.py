@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """test/lab/flows.py EVENTS FLOWDIR: lost packets and the longest gap of each flow during each event.
 
 EVENTS: one event a line, "NAME START END" (the guest's clock, seconds since the epoch, as the

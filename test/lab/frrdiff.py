@@ -91,7 +91,7 @@ def emptied_vrf(sec, rendered, kernel_vrfs):
     `vrf X` in the rendered file, no VRF device X on the node? Never without the node's list."""
     m = EMPTIED_VRF.match(sec[0])
     return (m is not None and not sec[1] and kernel_vrfs is not None and m.group(1) not in kernel_vrfs
-            and all(head != sec[0] for head, _ in rendered))
+            and all(other[0] != sec[0] for other in rendered))
 
 
 def main(rendered_path, running_path, kernel_vrfs_path=None):
