@@ -9,8 +9,9 @@
 #                         apply, node network; DNS updates and transfers outside its zones), each
 #                         outcome exactly (status and PVE's message, rcode); and its squat of tother's
 #                         vmid is named by the holding pool in tenant_vm, verify and the site report.
-#                         Packets from inside the VMs: test/lab's check_isolation; the full sweep is
-#                         still to do (docs/security.md, Left to do).
+#                         Packets from inside the VMs: the lab's sweep and vmbr0 move (test/lab/probe.sh,
+#                         lab.sh check_probes), run by make test-lab-tenants' verify in the lab it boots
+#                         anyway (no lab boot of its own; docs/security.md, "Packets").
 
 .PHONY: test-adversary
 

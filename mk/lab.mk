@@ -16,8 +16,11 @@
 #                     resolver-up; converge = the shipped fabric and perimeter playbooks, onboard + tenant for
 #                     tdemo (2 VNets, 3 VMs) and tother (2 VMs); idempotence (changed=0 on every host);
 #                     verify = lab.sh vms + every check (box, fabric, tenants, L2VNI, L3VNI, egress with the
-#                     NAT address, dig A/PTR through 10.20.99.1, isolation); side_effect = the destroy
-#                     playbook for tdemo; verify again (tdemo gone from both nodes, every tother check); destroy
+#                     NAT address, dig A/PTR through 10.20.99.1, isolation, the packet sweep and the vmbr0
+#                     move of test/lab/probe.sh); side_effect = the destroy
+#                     playbook for tdemo, index released; verify again (tdemo gone from both nodes, every
+#                     tother check); side_effect_reuse = onboard + tenant for tnext at index 1; verify with
+#                     tnext and tother (index reuse: test/lab/README.md); destroy
 #   make test-lab-phase2     test/lab/phase2.sh: fabric with the first node only, perimeter, tdemo with its
 #                     first VM; then the second node joins (fabric playbook) and tdemo is converged as
 #                     declared (3 VMs, 2 VNets, one VM on the new node): tdemo's objects unchanged but
@@ -25,6 +28,14 @@
 #                     both nodes. In TEST_TARGETS (branch phase2: four clean runs in a row, 4.5-9 min at
 #                     load 2-8; the earlier "vmbr0.50 does not exist" was two labs sharing ansible's
 #                     ssh ControlPath: test/lab/README.md, Findings).
+#   make test-lab-drills     test/lab/drills.sh test: day 2 (issue 25) in one lab boot: tdemo's flows
+#                     (L2VNI, L3VNI, egress; ping every 50 ms) while tother is onboarded, converged,
+#                     converged with a change and destroyed and the fabric playbook runs as a no-op
+#                     (lost packets and longest gap per event; 0 lost, no FRR restart); drill (a): the
+#                     last node fails (trunk down, FRR killed), BGP/BFD detection and EVPN withdrawal
+#                     against BFD's detection time, the other node's VMs keep egress and DNS, the node
+#                     reboots from its disk and every check is green. Drill table: LAB_DIR/drill.log.
+#                     Not in TEST_TARGETS (CI is over its budget; test/lab/README.md, Drills).
 #   make demo-lab / demo-lab-down   test/lab/demo.sh: the lab with tdemo, ending with a ping to tdemo-2 on the
 #                     other node and a dig A and PTR of tdemo-1 through the resolver host 10.20.99.1, from
 #                     inside tdemo-1; fails if either is missing (kept running; LAB_DIR=/tmp/dvt-lab-demo).
@@ -40,7 +51,7 @@ LAB_MOLECULE_DIR ?= /tmp/dvt-molecule-lab
 LAB_MOLECULE_ENV = PATH="$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(ROOT)/.lint-collections" \
 	LAB_DIR="$(LAB_MOLECULE_DIR)" PVESIM="$(ROOT)/bin/pvesim"
 
-.PHONY: test-lab test-lab-tenants test-lab-stage-d lab-up lab-down test-lab-molecule test-lab-phase2 demo-lab demo-lab-down
+.PHONY: test-lab-drills test-lab test-lab-tenants test-lab-stage-d lab-up lab-down test-lab-molecule test-lab-phase2 demo-lab demo-lab-down
 test-lab: build venv tools
 	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
@@ -50,7 +61,7 @@ test-lab-tenants: test-lab-molecule
 
 test-lab-stage-d: build venv tools
 	LAB_TENANTS="$(ROOT)/test/lab/tenants/tdemo.yml $(ROOT)/test/lab/tenants/tother.yml" LAB_DESTROY=$(ROOT)/test/lab/tenants/tdemo.yml \
-	  timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
+	  LAB_REUSE=$(ROOT)/test/lab/tenants/tnext.yml timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/lab.sh test
 
 lab-up: build venv tools
 	$(ROOT)/test/lab/lab.sh up
@@ -69,3 +80,6 @@ demo-lab: build venv tools
 
 demo-lab-down:
 	$(ROOT)/test/lab/demo.sh down
+
+test-lab-drills: build venv tools
+	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/drills.sh test

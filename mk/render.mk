@@ -3,7 +3,7 @@
 #
 #   make test-render   tests/render/check.sh: the demo state (fabric + tdemo index 1 + tother
 #                      index 2) rendered through the modules, then ifupdown2 (ifup --syntax-check,
-#                      attribute names) and FRR 8.4 (vtysh --dryrun, frr-reload.py --test) from the
+#                      attribute names) and FRR 10.3 (vtysh --dryrun, frr-reload.py --test) from the
 #                      Debian tree (scripts/debian-tree.sh) on each node's files, with three broken
 #                      copies that must fail. Needs root (skips outside CI without it).
 #

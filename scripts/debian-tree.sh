@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # debian-tree.sh: real Debian tools without installing them on the machine. Builds (once, cached) a
-# Debian 12 root filesystem with mmdebstrap holding ifupdown2, FRR (+ frr-pythontools), nftables,
-# iproute2, Unbound and dig, and runs a command from it inside a private network + mount namespace.
+# Debian 13 "trixie" root filesystem (PVE 9's base: FRR 10, ifupdown2 3.0.0) with mmdebstrap holding
+# ifupdown2, FRR (+ frr-pythontools), nftables, iproute2, Unbound and dig, and runs a command from it
+# inside a private network + mount namespace. The machine itself may be Debian 12: trixie comes from
+# the same mirror its apt sources name (their suites renamed), through apt's own signature checks.
 # Used by the rendering checks (ifquery --syntax-check, vtysh --dryrun, frr-reload.py --test), the
 # node-network role's tests and the substrate lab (which boots the same tree in a QEMU guest).
 #
@@ -11,28 +13,65 @@
 #                                            namespace (deleted afterwards) and a private mount
 #                                            namespace; each -b bind-mounts SRC (file or directory)
 #                                            read-only at DST inside the tree
-#   env: DEEVNET_TREE   the tree's directory (default: $XDG_CACHE_HOME/deevnet-tenant/debian-tree)
+#   scripts/debian-tree.sh apt apt-get|apt-cache ARGS...
+#                                            the machine's apt on trixie's package lists, kept apart
+#                                            from the machine's own (test/guest/kernel.sh downloads
+#                                            trixie's kernel with it); lists refreshed once a day
+#   env: DEEVNET_TREE   the tree's directory (default: $XDG_CACHE_HOME/deevnet-tenant/debian-tree-trixie)
 #
 # The tree is rebuilt when the package list below changes (a stamp holds its hash). No daemon ever
 # starts inside it: mmdebstrap runs no init, and the tree's policy-rc.d refuses like the host's.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
-TREE=${DEEVNET_TREE:-$CACHE/debian-tree}
+SUITE=trixie
+# per suite: a tree of another suite under the same name would be rebuilt by whoever runs the other
+TREE=${DEEVNET_TREE:-$CACHE/debian-tree-$SUITE}
 PACKAGES=ifupdown2,bridge-utils,frr,frr-pythontools,nftables,iproute2,unbound,iputils-ping,bind9-dnsutils,kmod,mount,procps,iptables,tcpdump,netcat-openbsd,python3,openssh-server,openssh-client
 STAMP="$TREE/.deevnet-tree"
-want=$(printf '%s\n' "bookworm $PACKAGES" | sha256sum | cut -c1-16)
+want=$(printf '%s\n' "$SUITE $PACKAGES" | sha256sum | cut -c1-16)
+APTDIR=$CACHE/apt-$SUITE
+
+# sources: the machine's apt sources (deb822 or one-line) with Debian 12's suite names made trixie's
+# (bookworm-updates -> trixie-updates, bookworm-security -> trixie-security); same mirror, same keyring
+sources() {
+  local src=/etc/apt/sources.list.d/debian.sources out=$APTDIR/sources
+  [ -f "$src" ] || src=/etc/apt/sources.list
+  mkdir -p "$APTDIR"
+  case $src in *.sources) out=$out.sources;; *) out=$out.list;; esac
+  sed -E "s/\b(bookworm|trixie)\b/$SUITE/g" "$src" > "$out.tmp"
+  grep -qw "$SUITE" "$out.tmp" || { echo "debian-tree: no Debian suite found in $src to make $SUITE" >&2; exit 2; }
+  mv "$out.tmp" "$out"
+  echo "$out"
+}
+
+# apt_private CMD ARGS...: apt-get/apt-cache on trixie's lists in APTDIR, never the machine's
+apt_private() {
+  local cmd=$1 src; shift
+  case $cmd in apt-get|apt-cache) ;; *) echo "debian-tree: apt takes apt-get or apt-cache, not $cmd" >&2; exit 2;; esac
+  src=$(sources)
+  mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial"
+  local opts=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$APTDIR/parts"
+    -o "Dir::State::Lists=$APTDIR/lists" -o "Dir::Cache=$APTDIR/cache" -o "Dir::State::Status=/dev/null"
+    -o "APT::Sandbox::User=root" -o "DPkg::Lock::Timeout=600")
+  mkdir -p "$APTDIR/parts"; ln -sfn "$src" "$APTDIR/parts/$(basename "$src")"
+  # lists older than a day: the mirror may have replaced the versions they name
+  if [ -z "$(find "$APTDIR/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
+    apt-get "${opts[@]}" update -qq >&2
+  fi
+  "$cmd" "${opts[@]}" "$@"
+}
 
 build() {
   if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then return 0; fi
   command -v mmdebstrap >/dev/null || { echo "debian-tree: mmdebstrap missing (scripts/install-deps.sh installs it)" >&2; exit 2; }
-  local sources=/etc/apt/sources.list.d/debian.sources
-  [ -f "$sources" ] || sources=/etc/apt/sources.list
+  local src
+  src=$(sources)
   rm -rf "$TREE.tmp"; mkdir -p "$(dirname "$TREE")"
-  echo "debian-tree: building $TREE (about 45 s, 300 MB)" >&2
+  echo "debian-tree: building $TREE (about 30 s, 330 MB)" >&2
   mmdebstrap --quiet --variant=apt --include="$PACKAGES" \
     --customize-hook='printf "#!/bin/sh\nexit 101\n" > "$1/usr/sbin/policy-rc.d"; chmod 755 "$1/usr/sbin/policy-rc.d"' \
-    bookworm "$TREE.tmp" "$sources" >&2
+    "$SUITE" "$TREE.tmp" "$src" >&2
   rm -rf "$TREE"; mv "$TREE.tmp" "$TREE"
   echo "$want" > "$STAMP"
 }
@@ -68,5 +107,6 @@ run() {
 case ${1:-} in
   path) build; echo "$TREE";;
   run) shift; run "$@";;
-  *) echo "usage: $0 path | run [-b SRC:DST]... -- CMD..." >&2; exit 2;;
+  apt) shift; apt_private "$@";;
+  *) echo "usage: $0 path | run [-b SRC:DST]... -- CMD... | apt apt-get|apt-cache ARGS..." >&2; exit 2;;
 esac

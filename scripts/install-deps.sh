@@ -12,10 +12,13 @@ PACKAGES=(
   iproute2 nftables iputils-ping
   # the QEMU guest for kernel features the host lacks (VRF, 802.1Q, VLAN-aware bridges)
   qemu-system-x86 busybox-static
+  # trixie's guest kernel ships xz-compressed modules (test/guest/run.sh unpacks them for busybox insmod)
+  xz-utils
   # the substrate lab: ssh to the guest and its nodes (test/lab/lab.sh)
   openssh-client
-  # FRR for EVPN checks; curl for the PowerDNS API and pvesim from scripts
-  frr curl ca-certificates make git
+  # curl for the PowerDNS API and pvesim from scripts. No FRR here: every FRR check runs Debian 13's
+  # FRR 10 from the Debian tree (scripts/debian-tree.sh), as the lab's nodes do
+  curl ca-certificates make git
   # a Debian tree with ifupdown2, FRR and friends for checks and the substrate lab (scripts/debian-tree.sh)
   mmdebstrap
   # the site report's render test: headless Chromium for mermaid-cli (tests/report/render.sh)

@@ -9,7 +9,7 @@
 #          GUEST_RUN   test regexp            (default: all tests)
 #          GUEST_BENCH benchmark regexp       (default: none)
 #          ACCEL=tcg|kvm, FLAVOUR=cloud-amd64, GUEST_TIMEOUT=600 (seconds), GUEST_MEM=1024 (MiB)
-# Needs: qemu-system-x86 busybox-static iproute2, apt sources (for apt-get download), Go.
+# Needs: qemu-system-x86 busybox-static iproute2 xz-utils, apt sources (test/guest/kernel.sh), Go.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
@@ -48,14 +48,18 @@ done
 MODDIR=$KT/lib/modules/$KVER
 ORDER=""
 add_mod(){ # depth-first so dependencies load first; depends= read straight from the .ko
-  local m=$1 f deps d
+  local m=$1 f deps d ko=$R/lib/modules/$1.ko
   case " $ORDER " in *" $m "*) return;; esac
-  f=$(find "$MODDIR" -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" | head -1)
+  f=$(find "$MODDIR" -name "$m.ko" -o -name "$m.ko.xz" | head -1)
   [ -n "$f" ] || { echo "guest: module $m not found in $MODDIR"; exit 2; }
-  case $f in *.ko) ;; *) echo "guest: compressed module $f not supported"; exit 2;; esac
-  deps=$(tr '\0' '\n' < "$f" | grep -a '^depends=' | head -1 | cut -d= -f2 | tr ',' ' ')
+  # trixie's kernel ships its modules xz-compressed; busybox insmod takes a plain .ko
+  case $f in
+    *.ko) cp "$f" "$ko";;
+    *.ko.xz) xz -dc "$f" > "$ko";;
+  esac
+  deps=$(tr '\0' '\n' < "$ko" | grep -a '^depends=' | head -1 | cut -d= -f2 | tr ',' ' ')
   for d in $deps; do add_mod "${d//-/_}"; done
-  cp "$f" "$R/lib/modules/"; ORDER="$ORDER $m"
+  ORDER="$ORDER $m"
 }
 # veth + vrf for the routes; bridge + netfilter NAT/conntrack for netlab's perimeter
 for m in veth vrf bridge nf_tables nft_chain_nat nft_masq nft_ct; do add_mod $m; done

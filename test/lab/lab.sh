@@ -16,10 +16,13 @@
 #   test/lab/lab.sh converge the playbooks of up: fabric, perimeter, resolver, then LAB_TENANTS (needs LAB_DIR)
 #   test/lab/lab.sh playbook PLAYBOOK [ARGS...]   ansible-playbook with the lab's inventory (log: LAB_DIR/ansible.log, every run)
 #   test/lab/lab.sh ssh [HOST] [CMD...]   HOST: lab (the guest), a node name or perimeter
-#   test/lab/lab.sh only CHECK...   some checks: box fabric destroyed tenants l2vni l3vni egress dns isolation
-#   test/lab/lab.sh destroy FILE   the destroy playbook for the tenant declared in FILE, VMs unplugged
+#   test/lab/lab.sh only CHECK...   some checks: box fabric frrconf destroyed tenants l2vni l3vni egress dns isolation probes
+#   test/lab/lab.sh destroy FILE [ARG...]   the destroy playbook for the tenant declared in FILE, VMs unplugged
+#   test/lab/lab.sh reuse FILE     onboard + tenant for FILE, a tenant at a destroyed tenant's index
 #   env: LAB_TENANTS (declarations converged by up), LAB_DESTROY (test: destroyed after the checks, then
-#   checked again), LAB_DIR, LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
+#   checked again), LAB_PROBES=0 (check: no check_probes), LAB_REUSE (test: LAB_DESTROY's index released by the destroy, then this declaration
+#   converged at it, checked again), LAB_DIR,
+#   LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE
 # Needs: qemu-system-x86 busybox-static openssh-client, the Debian tree (mmdebstrap), apt sources.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -145,6 +148,8 @@ CFG
     sleep 2
   done
   log "guest booted, sshd answering in $(ms $t) ms ($(grep -a LAB-READY "$LAB_DIR/console.log" || true))"
+  # labinit's own failures (a module the kernel does not load, the guest-port rule not added)
+  if grep -a 'labinit: FAILED' "$LAB_DIR/console.log" >&2; then log "guest boot incomplete (console.log above)"; exit 1; fi
   t=$(date +%s%N)
   # shellcheck disable=SC2086
   sshl lab /lab/topo.sh up $(for spec in $NODES; do echo "${spec%,*,*}"; done)
@@ -316,13 +321,27 @@ resolver_reload() {
   tar -C "$LAB_DIR/unbound.d" -cf - . | sshl lab /lab/resolver.sh reload
 }
 
-# destroy_tenant FILE: the shipped destroy playbook, then the VMs it removed unplugged
+# destroy_tenant FILE [ARG...]: the shipped destroy playbook (ARGs added, e.g. -e
+# tenant_release_index=true to free the index for another tenant), then the VMs it removed unplugged
 destroy_tenant() {
-  local t; t=$(date +%s%N)
-  playbook deevnet.tenant.destroy -e "tenant_file=$1"
-  "$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"], t.get("vnets", 1))' "$1" >> "$LAB_DIR/destroyed"
+  local t f=$1; t=$(date +%s%N); shift
+  playbook deevnet.tenant.destroy -e "tenant_file=$f" "$@"
+  "$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"], t.get("vnets", 1))' "$f" >> "$LAB_DIR/destroyed"
   vms
-  log "destroy $(basename "$1") in $(ms $t) ms"
+  log "destroy $(basename "$f") in $(ms $t) ms"
+}
+
+# reuse_tenant FILE: a tenant declared at a destroyed tenant's index, onboarded and converged
+# (tenants), its VMs plugged; the index is then no longer checked as destroyed
+reuse_tenant() {
+  local t index; t=$(date +%s%N)
+  index=$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant"]["index"])' "$1")
+  TENANTS=$1 tenants
+  if [ -f "$LAB_DIR/destroyed" ]; then
+    awk -v i="$index" '$2 != i' "$LAB_DIR/destroyed" > "$LAB_DIR/destroyed.new"
+    mv "$LAB_DIR/destroyed.new" "$LAB_DIR/destroyed"
+  fi
+  log "reuse index $index: $(basename "$1") in $(ms $t) ms"
 }
 
 need_lab() {
@@ -378,6 +397,45 @@ check_fabric() {
       if sshl "$n" "vtysh -c 'show bfd peers brief' | grep -qE ' $lo +up'"; then echo "ok   $n: BFD to $lo up"
       else echo "FAIL $n: BFD to $lo not up"; fail=1; fi
     done
+  done
+  return $fail
+}
+
+# check_frrconf: on every node, FRR runs the frr.conf pvesim rendered: `show running-config` equals
+# the node's /etc/frr/frr.conf (what reload.sh installed and reloaded) section by section apart from
+# FRR's own normalizations (frrdiff.py; README "FRR 10 and the rendered frr.conf"), among them an
+# emptied `vrf X` whose device is gone (what frr-reload.py leaves of a removed zone). Controls, every
+# run: the rendered file without one line must differ, or the comparison proves nothing; an empty
+# `vrf` block added to the running config passes without its device, and must differ while the node
+# has that VRF device, and when it still binds a VNI.
+check_frrconf() {
+  local fail=0 spec n d=$LAB_DIR/frrconf out same ctl=vrf_labctl
+  mkdir -p "$d"
+  for spec in $NODES; do
+    n=${spec%%,*}
+    sshl "$n" cat /etc/frr/frr.conf > "$d/$n.rendered" </dev/null
+    sshl "$n" "vtysh -c 'show running-config'" > "$d/$n.running" </dev/null
+    sshl "$n" "ip -br link show type vrf" </dev/null | cut -d' ' -f1 > "$d/$n.vrfs"
+    same=0
+    if out=$(python3 "$HERE/frrdiff.py" "$d/$n.rendered" "$d/$n.running" "$d/$n.vrfs"); then echo "ok   $n: ${out#frrdiff: }"; same=1
+    else echo "FAIL $n: FRR's running config is not the rendered frr.conf:"; echo "$out" | sed 's/^/       /'; fail=1; fi
+    # the emptied-vrf rule's controls: an empty block without its device (passes when the running
+    # config itself passed), the same block for a device the node has, a block with a VNI
+    { cat "$d/$n.running"; printf 'vrf %s\nexit-vrf\n' "$ctl"; } > "$d/$n.ctl-empty"
+    { cat "$d/$n.vrfs"; echo "$ctl"; } > "$d/$n.ctl-vrfs"
+    { cat "$d/$n.running"; printf 'vrf %s\n vni 4242\nexit-vrf\n' "$ctl"; } > "$d/$n.ctl-vni"
+    if [ $same = 1 ] && ! python3 "$HERE/frrdiff.py" "$d/$n.rendered" "$d/$n.ctl-empty" "$d/$n.vrfs" >/dev/null; then
+      echo "FAIL $n: control: an empty 'vrf $ctl' without its device did not compare equal"; fail=1
+    elif python3 "$HERE/frrdiff.py" "$d/$n.rendered" "$d/$n.ctl-empty" "$d/$n.ctl-vrfs" >/dev/null; then
+      echo "FAIL $n: control: an empty 'vrf $ctl' compared equal while the node has that VRF device"; fail=1
+    elif python3 "$HERE/frrdiff.py" "$d/$n.rendered" "$d/$n.ctl-vni" "$d/$n.vrfs" >/dev/null; then
+      echo "FAIL $n: control: a 'vrf $ctl' still binding 'vni 4242' compared equal"; fail=1
+    else echo "ok   $n: control: an empty 'vrf $ctl' passes without its device, differs with it present or binding a VNI"; fi
+    # the control: the rendered file without its first line inside a section
+    sed '0,/^ [a-z]/{/^ [a-z]/d}' "$d/$n.rendered" > "$d/$n.control"
+    if cmp -s "$d/$n.rendered" "$d/$n.control"; then echo "FAIL $n: control: the rendered frr.conf has no section line to remove"; fail=1
+    elif python3 "$HERE/frrdiff.py" "$d/$n.control" "$d/$n.running" >/dev/null; then echo "FAIL $n: control: the rendered file without '$(diff "$d/$n.rendered" "$d/$n.control" | sed -n 's/^< //p')' compared equal"; fail=1
+    else echo "ok   $n: control: without '$(diff "$d/$n.rendered" "$d/$n.control" | sed -n 's/^< //p')' the rendered file differs from the running config"; fi
   done
   return $fail
 }
@@ -524,11 +582,22 @@ check_isolation() {
   return $fail
 }
 
+# check_probes: the packet sweep from inside every tenant VM and the vmbr0 move with the first
+# tenant's own token (test/lab/probe.sh: what it probes, where it counts, the verdicts). Runs after
+# the other checks: the move plugs a VM again (lab.sh vms).
+check_probes() {
+  [ -s "$LAB_DIR/vms" ] || return 0
+  LAB_DIR=$LAB_DIR VENV=$VENV LAB_INVENTORY=$INVENTORY PROBE_TENANT=$(head -1 "$LAB_DIR/vms" | cut -d' ' -f2 | sed 's/-[0-9]*$//') \
+    "$HERE/probe.sh"
+}
+
 # check_destroyed: for every tenant destroyed (LAB_DIR/destroyed: name index vnets), on every node:
 # no VRF, VNet or VXLAN device of its zone in the kernel, no route of its /24 (main table, proto
-# 221 hooks), no hook file, and in FRR none of its VNIs, no VRF and no BGP instance for it.
+# 221 hooks), no hook file; in FRR none of its VNIs, no BGP instance for its VRF, nothing mentioning
+# the VRF but one `vrf X` block, which must be empty and inactive: frr-reload.py (what PVE 9 runs)
+# never deletes a vrf context, it only empties it (test/lab/README.md, "A removed zone's vrf block").
 check_destroyed() {
-  local fail=0 name index vnets zone spec n vnis k
+  local fail=0 name index vnets zone spec n vnis k evpn run blk other vrfline
   [ -s "$LAB_DIR/destroyed" ] || return 0
   while read -r name index vnets; do
     zone=$(printf 'tn%02d' "$index"); vnis="$((10000 + index))"
@@ -540,9 +609,23 @@ check_destroyed() {
           [ ! -e /etc/network/if-up.d/deevnet-tenant-$name ]" </dev/null >/dev/null 2>&1; then
         echo "ok   $n: $name's vrf_$zone, VNets and routes gone from the kernel"
       else echo "FAIL $n: $name's vrf_$zone, VNets or routes still in the kernel"; fail=1; fi
-      if sshl "$n" "! vtysh -c 'show evpn vni' | grep -wE '$(echo "$vnis" | tr ' ' '|')' && ! vtysh -c 'show running-config' | grep -E 'vrf_$zone'" </dev/null >/dev/null 2>&1; then
-        echo "ok   $n: FRR has none of $name's VNIs ($vnis) and no vrf_$zone"
-      else echo "FAIL $n: FRR still has $name's VNIs or vrf_$zone"; fail=1; fi
+      if ! evpn=$(sshl "$n" "vtysh -c 'show evpn vni'" </dev/null) || ! run=$(sshl "$n" "vtysh -c 'show running-config'" </dev/null); then
+        echo "FAIL $n: FRR's VNIs or running config not read"; fail=1; continue
+      fi
+      if echo "$evpn" | grep -wE "$(echo "$vnis" | tr ' ' '|')" >/dev/null; then
+        echo "FAIL $n: FRR still has one of $name's VNIs ($vnis)"; fail=1; continue
+      fi
+      # the lines of the `vrf vrf_<zone>` block, and every other line naming the VRF
+      blk=$(echo "$run" | awk -v h="vrf vrf_$zone" '$0 == h {b = 1; next} b && /^exit-vrf/ {b = 0} b && $0 !~ /^ *!$/ {print}')
+      other=$(echo "$run" | grep -E "vrf_$zone" | grep -vxF "vrf vrf_$zone" || true)
+      vrfline=$(sshl "$n" "vtysh -c 'show vrf'" </dev/null | grep -E "^vrf vrf_$zone " || true)
+      if [ -n "$other" ] || [ -n "$blk" ]; then
+        echo "FAIL $n: FRR still configures vrf_$zone:$(echo "$other" "$blk" | tr -s '\n ' ' ')"; fail=1
+      elif [ -n "$vrfline" ] && [[ $vrfline != *inactive* ]]; then
+        echo "FAIL $n: FRR's vrf_$zone is active ($vrfline) without its kernel device"; fail=1
+      elif echo "$run" | grep -qxF "vrf vrf_$zone"; then
+        echo "ok   $n: FRR has none of $name's VNIs ($vnis), no BGP instance or VNI for vrf_$zone; left: an empty, inactive 'vrf vrf_$zone' (frr-reload.py never deletes one)"
+      else echo "ok   $n: FRR has none of $name's VNIs ($vnis) and no vrf_$zone"; fi
     done
   done < "$LAB_DIR/destroyed"
   return $fail
@@ -553,6 +636,7 @@ check() {
   local t rc=0; t=$(date +%s%N)
   check_box || rc=1
   check_fabric || rc=1
+  check_frrconf || rc=1
   check_destroyed || rc=1
   check_tenants || rc=1
   check_l2vni || rc=1
@@ -560,6 +644,8 @@ check() {
   check_egress || rc=1
   check_dns || rc=1
   check_isolation || rc=1
+  # LAB_PROBES=0: not the sweep (minutes under TCG; the molecule scenario runs it in its first verify only)
+  [ "${LAB_PROBES:-1}" = 0 ] || check_probes || rc=1
   log "checks in $(ms $t) ms"
   return $rc
 }
@@ -596,9 +682,12 @@ case ${1:-} in
   # it is gone from every node, and every check of the tenants left still passes
   # down also when up fails half way (up sets LAB_DIR in this shell before it boots anything)
   test) trap '[ -z "${LAB_DIR:-}" ] || down' EXIT; up >/dev/null; rc=0; check || rc=1
-    if [ -n "${LAB_DESTROY:-}" ]; then destroy_tenant "$LAB_DESTROY"; check || rc=1; fi
+    # the index is released only when another tenant is to take it (the registry keeps it by default)
+    if [ -n "${LAB_DESTROY:-}" ]; then destroy_tenant "$LAB_DESTROY" ${LAB_REUSE:+-e tenant_release_index=true}; check || rc=1; fi
+    if [ -n "${LAB_REUSE:-}" ]; then reuse_tenant "$LAB_REUSE"; check || rc=1; fi
     exit $rc;;
-  destroy) shift; need_lab; destroy_tenant "$1";;
+  destroy) shift; need_lab; destroy_tenant "$@";;
+  reuse) shift; need_lab; reuse_tenant "$1";;
   resolver-reload) need_lab; resolver_reload;;
   resolver-up) need_lab; resolver_up;;
   only) shift; need_lab; rc=0; for c in "$@"; do "check_$c" || rc=1; done; exit $rc;;
@@ -606,5 +695,5 @@ case ${1:-} in
   tenants) need_lab; tenants;;
   vms) need_lab; vms;;
   ssh) shift; need_lab; h=${1:-lab}; shift || true; sshl "$h" "$@";;
-  *) sed -n '2,22p' "$0"; exit 2;;
+  *) sed -n '2,25p' "$0"; exit 2;;
 esac

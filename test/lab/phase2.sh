@@ -196,7 +196,7 @@ log "phase 1 $NAME (onboard, tenant with 1 VM, VM namespace) in $(ms $t) ms"
 # phase 1's checks on the member only: its trunk, the tenant's VRF, VNet and VNIs, the VM's gateway
 # and its egress through the perimeter
 echo "${NODES[0]} " > "$LAB_DIR/nodes"
-t=$(date +%s%N); "$LAB" only box fabric tenants egress || rc=1; log "phase 1 checks ($FIRST) in $(ms $t) ms"
+t=$(date +%s%N); "$LAB" only box fabric frrconf tenants egress || rc=1; log "phase 1 checks ($FIRST) in $(ms $t) ms"
 cp "$LAB_DIR/nodes.all" "$LAB_DIR/nodes"
 [ "$(vm_node "$NAME-1")" = "$FIRST" ] && ok "phase 1: $NAME-1 on $FIRST" || fail "phase 1: $NAME-1 on '$(vm_node "$NAME-1")', not $FIRST"
 if "$LAB" ssh "$NEW" "ip link show $VRF" >/dev/null 2>&1; then fail "phase 1: $NEW has $VRF before it is a member"
@@ -220,7 +220,7 @@ check_objects "$LAB_DIR/snap-1.json" "$LAB_DIR/snap-3.json" "$NAME" "$NEW" "phas
 # both nodes: trunks, underlay, OpenFabric, BGP EVPN, BFD; the new node's VRF, VNets and VNIs, type-2/3
 # both ways; the VNet's VXLAN (L2VNI) and the VRF's (L3VNI) across the nodes; every VM's egress (the
 # new node's VM through its VRF default route, set by the tenant playbook's routes on that node)
-t=$(date +%s%N); "$LAB" only box fabric tenants l2vni l3vni egress || rc=1; log "phase 2 checks (both nodes) in $(ms $t) ms"
+t=$(date +%s%N); "$LAB" only box fabric frrconf tenants l2vni l3vni egress || rc=1; log "phase 2 checks (both nodes) in $(ms $t) ms"
 log "total $(ms "$T0") ms"
 [ $rc = 0 ] && log "all ok" || log "FAILED"
 exit $rc

@@ -2,6 +2,7 @@
 pvesim wrote to LAB_DIR/pvesim-token.json, its certificate checked against LAB_DIR/pvesim-ca.pem."""
 import json
 import ssl
+import urllib.parse
 import urllib.request
 
 
@@ -13,13 +14,18 @@ class Pvesim:
             self.token = json.load(f)
         self.ctx = ssl.create_default_context(cafile=lab + "/pvesim-ca.pem")
 
-    def call(self, path, method="GET", auth=True):
-        """The decoded answer of one request to path (below https://127.0.0.1:<port>)."""
+    def call(self, path, method="GET", auth=True, params=None):
+        """The decoded answer of one request to path (below https://127.0.0.1:<port>), params form-encoded."""
         headers = {"Authorization": "PVEAPIToken=root@pam!sim=" + self.token["api_token_secret"]} if auth else {}
-        req = urllib.request.Request("https://127.0.0.1:%d%s" % (self.token["api_port"], path), headers=headers, method=method)
+        data = urllib.parse.urlencode(params).encode() if params is not None else None
+        req = urllib.request.Request("https://127.0.0.1:%d%s" % (self.token["api_port"], path), headers=headers, method=method, data=data)
         with urllib.request.urlopen(req, context=self.ctx) as r:
             return json.load(r)
 
     def get(self, path):
         """The data of GET /api2/json<path>."""
         return self.call("/api2/json" + path)["data"]
+
+    def put(self, path, params):
+        """The data of PUT /api2/json<path> with params."""
+        return self.call("/api2/json" + path, "PUT", params=params)["data"]

@@ -20,13 +20,16 @@ while IFS= read -r line; do
 done < "$t/etc/frr/daemons.pve"
 install -o frr -g frr -m 0640 "$t/etc/frr/frr.conf" /etc/frr/frr.conf
 restart() {
-  /usr/lib/frr/frrinit.sh restart
+  # not on the ssh channel: the daemons of FRR 10 would keep it open (guest/node.sh)
+  /usr/lib/frr/frrinit.sh restart </dev/null >"$t/restart.log" 2>&1 || { cat "$t/restart.log"; exit 1; }
+  cat "$t/restart.log"
   # systemd waits for watchfrr READY=1, sent after the config is applied; the lab has no systemd:
   # wait for every enabled daemon, then for the config (under TCG watchfrr sometimes never runs
   # its `vtysh -b`: applied here then, and said so)
   # zebra and staticd always run; the others when their daemons line says yes
   want="zebra staticd $(sed -n "s/^\([a-z0-9]*d\)=yes$/\1/p" /etc/frr/daemons | tr "\n" " ")"
-  i=0; while [ $i -lt 240 ]; do
+  # up to 600 s: the daemons of FRR 10 take minutes to start under TCG on a loaded machine
+  i=0; while [ $i -lt 1200 ]; do
     have=" $(vtysh -c "show daemons" 2>/dev/null | tr -s " \n" "  ") "
     missing=""; for d in $want; do case $have in *" $d "*) ;; *) missing="$missing $d";; esac; done
     [ -z "$missing" ] && break; sleep 0.5; i=$((i+1))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check.sh -- the SDN files the demo state renders, checked with the real tools of the Debian tree
-# (scripts/debian-tree.sh): ifupdown2 and FRR 8.4.
+# (scripts/debian-tree.sh): ifupdown2 3.0.0 and FRR 10.3 (Debian 13).
 #
 # 1. TestRenderDemoState converges the tenant_fabric role's default members, tdemo (index 1) and
 #    tother (index 2) through the modules against pvesim with --render-dir semantics, into $W/render.

@@ -1,6 +1,6 @@
 # pylint: disable=disallowed-name,subprocess-run-check  # test tooling: "_" discards, exit codes read by hand
 """realcheck.py NODE_DIR -- check one node's rendered SDN files with the real tools (run inside the
-Debian tree, scripts/debian-tree.sh): ifupdown2 and FRR 8.4.
+Debian tree, scripts/debian-tree.sh): ifupdown2 3.0.0 and FRR 10.3 (Debian 13).
 
 NODE_DIR holds etc/network/interfaces (the node's main file, sourcing interfaces.d/*),
 etc/network/interfaces.d/* (the node-network role's file and the rendered sdn) and etc/frr/frr.conf,

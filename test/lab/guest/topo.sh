@@ -1,10 +1,11 @@
 #!/bin/sh
 # topo.sh (runs inside the lab guest, as root): the wiring around the PVE nodes, i.e. what a site
 # has and PVE does not make: a VLAN-aware switch, the perimeter (core router), a management host,
-# the resolver host and an outside host. The nodes' own network (vmbr0, VLANs 50/51, SDN) is NOT
-# made here: ifupdown2 brings it up from the rendered files (node.sh).
+# the DNS host (the resolver, PowerDNS's address) and an outside host. The nodes' own network
+# (vmbr0, VLANs 50/51, SDN) is NOT made here: ifupdown2 brings it up from the rendered files (node.sh).
 #   topo.sh up NODE,MGMT_CIDR,PORT...   e.g. topo.sh up dv02hyp002p02,10.20.10.2/24,enp1s0 dv02hyp002p03,10.20.10.3/24,eno1
 #   (PORT: the node's trunk port, its inventory's substrate_node.bridge_ports[0])
+#   topo.sh node NODE,MGMT_CIDR,PORT   one node's namespace and switch port again (a node that lost power)
 #   topo.sh down
 # Switch ports: every port has VLAN 1 untagged (management); node ports also carry 50 (transit)
 # and 51 (underlay) tagged, like the site's trunk to the hypervisor. The perimeter has one access
@@ -20,6 +21,10 @@ CONTROLLER=10.20.10.5/24     # this guest's root namespace: where ansible's ssh 
 MGMT_HOST=10.20.10.1/24
 TRANSIT_GW=10.20.50.1/24
 RESOLVER=10.20.99.1/24; RESOLVER_GW=10.20.99.254/24
+# PowerDNS's site address (the inventory's substrate_pdns.server): PowerDNS itself runs on the
+# controller's loopback, the DNS host holds its address so that a packet the perimeter let through
+# would land there and be counted (test/lab/probe.sh)
+PDNS=10.20.99.2/24
 OUTSIDE=198.51.100.1/24; WAN=198.51.100.2/24
 
 port() { # port NS IFNAME SWPORT: a veth from NS (named IFNAME) to the switch (named SWPORT)
@@ -27,18 +32,26 @@ port() { # port NS IFNAME SWPORT: a veth from NS (named IFNAME) to the switch (n
   ip -n sw link set "$3" master br0 up
   ip -n "$1" link set "$2" up
 }
+# node NODE,MGMT_CIDR,PORT: the node's namespace and its trunk on the switch (also when the node
+# comes back from a power loss: drills.sh); its /run (run-network, run-frr) starts empty, as a
+# booting node's tmpfs does
+node() {
+  n=${1%%,*}; p=${1##*,}
+  ip netns add "$n"; ip -n "$n" link set lo up
+  # the old namespace of a node back from a power loss is freed by the kernel in its own time (tens
+  # of seconds under TCG), its trunk's switch end with it: removed here, the pair goes at once
+  ip -n sw link del "p-$(echo "$n" | tail -c 4)" 2>/dev/null || true
+  port "$n" "$p" "p-$(echo "$n" | tail -c 4)"
+  for v in 50 51; do bridge -n sw vlan add dev "p-$(echo "$n" | tail -c 4)" vid $v; done
+  rm -rf "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr"
+  mkdir -p "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr" "/etc/netns/$n"
+  chown frr:frr "/var/lib/lab/$n/run-frr"
+}
 up() {
   ip netns add sw; ip -n sw link set lo up
   ip -n sw link add br0 type bridge vlan_filtering 1 stp_state 0 forward_delay 0
   ip -n sw link set br0 up
-  for spec in "$@"; do
-    n=${spec%%,*}; p=${spec##*,}
-    ip netns add "$n"; ip -n "$n" link set lo up
-    port "$n" "$p" "p-$(echo "$n" | tail -c 4)"
-    for v in 50 51; do bridge -n sw vlan add dev "p-$(echo "$n" | tail -c 4)" vid $v; done
-    mkdir -p "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr" "/etc/netns/$n"
-    chown frr:frr "/var/lib/lab/$n/run-frr"
-  done
+  for spec in "$@"; do node "$spec"; done
   ip netns add perimeter; ip -n perimeter link set lo up
   port perimeter mgmt p-perim
   ip -n perimeter addr add $MGMT_GW dev mgmt
@@ -53,7 +66,7 @@ up() {
   ip -n sw link set p-ctl master br0 up; ip link set mgmt0 up; ip addr add $CONTROLLER dev mgmt0
   ip netns add resolver; ip -n resolver link set lo up
   ip link add svc netns perimeter type veth peer name eth0 netns resolver
-  ip -n resolver addr add $RESOLVER dev eth0; ip -n resolver link set eth0 up
+  ip -n resolver addr add $RESOLVER dev eth0; ip -n resolver addr add $PDNS dev eth0; ip -n resolver link set eth0 up
   ip -n perimeter addr add $RESOLVER_GW dev svc; ip -n perimeter link set svc up
   ip -n resolver route add default via ${RESOLVER_GW%/*}
   ip netns add outside; ip -n outside link set lo up

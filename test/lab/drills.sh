@@ -1,0 +1,339 @@
+#!/usr/bin/env bash
+# test/lab/drills.sh: day 2 in the substrate in a box (issue 25), on a lab lab.sh boots.
+#   drills.sh test      one lab: boot, fabric, perimeter, tdemo (LAB_TENANTS), then traffic and the
+#                       drills below, then down (also on failure); exit 1 when any fails
+#   drills.sh traffic   (LAB_DIR of a lab with DRILL_FLOW_TENANT converged) tdemo's flows run while the
+#                       other tenant (DRILL_OTHER) is onboarded, converged, converged with a change
+#                       (memory + one VM more) and destroyed, and the fabric playbook runs as a no-op;
+#                       lost packets and the longest gap per event (flows.py); 0 lost is the goal
+#   drills.sh fail      drill (a): p03 fails (trunk down, FRR killed); tdemo's VMs on the other node
+#                       keep egress and DNS; BFD detection and EVPN withdrawal timed against the BFD
+#                       detection time of the rendered frr.conf; p03 reboots from its disk and every
+#                       check is green
+# Every drill writes its events with timestamps to LAB_DIR/drill.log (and prints them).
+# env: LAB_DIR, DRILL_FLOW_TENANT (tdemo), DRILL_OTHER (test/lab/tenants/tother.yml),
+#      DRILL_NODE (the node that fails: the inventory's last hypervisor), DRILL_SETTLE (5 s after each
+#      event, counted in its window), DRILL_INTERVAL (0.05 s between a flow's packets)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/test/lab
+VENV=${VENV:-$ROOT/.venv}
+FLOW_TENANT=${DRILL_FLOW_TENANT:-tdemo}
+OTHER=${DRILL_OTHER:-$HERE/tenants/tother.yml}
+SETTLE=${DRILL_SETTLE:-5}
+INTERVAL=${DRILL_INTERVAL:-0.05}
+export VENV
+
+lab() { "$HERE/lab.sh" "$@"; }
+sshl() { ssh -F "$LAB_DIR/ssh_config" "$@"; }
+log() { echo "drills: $*" >&2; }
+# the guest's clock, which stamps the flows' packets (ping -D) and the events alike
+gnow() { sshl lab 'date +%s.%N' </dev/null; }
+# dlog LINE: the drill log an operator reads (LAB_DIR/drill.log), and stdout
+dlog() { echo "$*" | tee -a "$LAB_DIR/drill.log"; }
+need_lab() { [ -n "${LAB_DIR:-}" ] && [ -f "$LAB_DIR/ssh_config" ] || { log "LAB_DIR not set (lab.sh up prints it)"; exit 2; }; }
+
+# event NAME CMD...: CMD timed as the event NAME (guest clock, DRILL_SETTLE seconds after it counted)
+event() {
+  local name=$1 start end d0; shift
+  start=$(gnow); d0=$(drops)
+  log "event: $name"
+  "$@"
+  sleep "$SETTLE"
+  end=$(gnow)
+  echo "${name// /_} $start $end" >> "$LAB_DIR/events"
+  echo "$name: the BGP EVPN session between the nodes dropped $(( $(drops) - d0 ))x" >> "$LAB_DIR/events.drops"
+}
+
+# drops: how many times the first node's BGP EVPN session to the second was dropped so far (BFD
+# down, hold time, a restart of either side's FRR)
+drops() {
+  local a b
+  a=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | head -1 | cut -d, -f1)
+  b=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | sed -n 2p | cut -d, -f4)
+  sshl "$a" "vtysh -c 'show bgp neighbor $b'" </dev/null | sed -n 's/.*Connections established [0-9]*; dropped \([0-9]*\).*/\1/p' | head -1 | grep . || echo 0
+}
+
+# flows_start: tdemo's flows, chosen from the VMs pvesim holds (LAB_DIR/vms: vmid name node bridge
+# mac cidr gw domain): l2vni between two VMs of one VNet on two nodes, l3vni between two VNets on
+# two nodes, egress from one VM on each node to the outside host. Each is `ping -D -O` in the
+# VM's namespace, its log and pid under /run/lab/flows in the guest.
+flows_start() {
+  local spec
+  spec=$("$VENV/bin/python" - "$LAB_DIR/vms" "$FLOW_TENANT" <<'PY'
+import sys
+vms = [l.split() for l in open(sys.argv[1]) if l.split() and l.split()[1].startswith(sys.argv[2] + "-")]
+flows, seen = {}, set()
+for a in vms:
+    for b in vms:
+        if a[2] == b[2]:
+            continue
+        ip = b[5].split("/")[0]
+        if a[3] == b[3]:
+            flows.setdefault("l2vni", (a[1], ip))
+        else:
+            flows.setdefault("l3vni", (a[1], ip))
+for a in vms:
+    if a[2] not in seen:
+        seen.add(a[2])
+        flows["egress-" + a[2]] = (a[1], "198.51.100.1")
+for name in ("l2vni", "l3vni"):
+    if name not in flows:
+        sys.exit("no %s pair among %s's VMs: two nodes and two VNets are needed" % (name, sys.argv[2]))
+for name, (vm, dst) in sorted(flows.items()):
+    print(name, vm, dst)
+PY
+)
+  echo "$spec" > "$LAB_DIR/flows"
+  # shellcheck disable=SC2016
+  echo "$spec" | sshl lab 'rm -rf /run/lab/flows; mkdir -p /run/lab/flows
+    while read -r f vm dst; do
+      setsid sh -c "echo \$\$ > /run/lab/flows/$f.pid; exec ip netns exec vm-$vm ping -D -O -i '"$INTERVAL"' $dst" \
+        > /run/lab/flows/$f.log 2>&1 < /dev/null &
+    done'
+  log "flows: $(echo "$spec" | awk '{printf "%s (%s -> %s) ", $1, $2, $3}')"
+}
+
+# flows_stop: SIGINT (ping prints its summary), the logs copied to LAB_DIR/flows
+flows_stop() {
+  sshl lab 'for p in /run/lab/flows/*.pid; do kill -INT "$(cat "$p")" 2>/dev/null || true; done; sleep 1' </dev/null
+  rm -rf "$LAB_DIR/flows.d"; mkdir -p "$LAB_DIR/flows.d"
+  sshl lab 'tar -C /run/lab/flows -cf - .' </dev/null | tar -C "$LAB_DIR/flows.d" -xf -
+  rm -f "$LAB_DIR/flows.d/"*.pid
+}
+
+# tenant_field FILE: "name index" of a declaration
+tenant_field() {
+  "$VENV/bin/python" -c 'import sys, yaml; t = yaml.safe_load(open(sys.argv[1]))["tenant"]; print(t["name"], t["index"])' "$1"
+}
+
+# changed FILE OUT: the declaration with every VM's memory doubled and one VM more (spread), as an
+# operator's change would be
+changed() {
+  "$VENV/bin/python" - "$1" "$2" <<'PY'
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+vms = d["tenant"]["vms"]
+vms["memory"] = 2 * vms["memory"]
+vms["count"] += 1
+if vms.get("vnet"):
+    vms["vnet"].append(0)
+yaml.safe_dump(d, open(sys.argv[2], "w"))
+PY
+}
+
+# restarts: how many times reload.sh restarted FRR on any node so far
+restarts() { cat "$LAB_DIR"/reload-*.log 2>/dev/null | grep -c 'restarting frr' || true; }
+
+tenant_converge() { lab playbook deevnet.tenant.tenant -e "tenant_file=$1"; lab vms; }
+
+# traffic: part 1 of issue 25 (see the header); the table goes to the drill log
+traffic() {
+  need_lab
+  local name index t r0 r0b rc=0
+  read -r name index < <(tenant_field "$OTHER")
+  changed "$OTHER" "$LAB_DIR/other-changed.yml"
+  : > "$LAB_DIR/events"; : > "$LAB_DIR/events.drops"
+  r0=$(restarts)
+  lab vms
+  # the flows start on a converged lab: BGP EVPN and BFD up, every VM's MAC learnt (check_tenants)
+  LAB_CONVERGE=${LAB_CONVERGE:-600} lab only fabric tenants > "$LAB_DIR/check-before-traffic.log" 2>&1 \
+    || { grep FAIL "$LAB_DIR/check-before-traffic.log" >&2; log "the lab is not converged"; return 1; }
+  flows_start
+  sleep 3
+  t=$(gnow); sleep 10; echo "calm_(no_event) $t $(gnow)" >> "$LAB_DIR/events"
+  event "onboard $name" lab playbook deevnet.tenant.onboard -e "tenant_name=$name" -e "tenant_index=$index"
+  event "converge $name (first run)" tenant_converge "$OTHER"
+  event "converge $name (memory x2, one VM more)" tenant_converge "$LAB_DIR/other-changed.yml"
+  event "destroy $name" lab destroy "$LAB_DIR/other-changed.yml"
+  r0b=$(restarts)
+  event "fabric playbook (no-op)" lab playbook deevnet.tenant.fabric
+  flows_stop
+  dlog ""
+  dlog "## Traffic during other tenants' events ($(date -u +%F), flows of $FLOW_TENANT every ${INTERVAL} s, each event's window includes ${SETTLE} s after it)"
+  dlog ""
+  "$VENV/bin/python" "$HERE/flows.py" "$LAB_DIR/events" "$LAB_DIR/flows.d" | tee -a "$LAB_DIR/drill.log" || rc=1
+  sed 's/^/     /' "$LAB_DIR/events.drops" | tee -a "$LAB_DIR/drill.log"
+  # no tenant apply may restart FRR (reload.sh logs each restart): a restart drops every BGP
+  # session and EVPN route of the node, every tenant's traffic with them
+  if [ "$r0b" -ne "$r0" ]; then
+    dlog "FAIL FRR restarted $((r0b - r0))x during the tenant events (LAB_DIR/reload-*.log)"; rc=1
+  else dlog "ok   FRR reloaded, never restarted, during the tenant events"; fi
+  lab only destroyed || rc=1
+  return $rc
+}
+
+# node_spec NAME: "NODE,MGMT,PORT,LOOPBACK,UNDERLAY" of a node (LAB_DIR/nodes, from the inventory)
+node_spec() { tr ' ' '\n' < "$LAB_DIR/nodes" | grep "^$1,"; }
+
+# bfd_bound NODE: the BFD detection time (ms) the rendered frr.conf gives the EVPN sessions:
+# detect-multiplier x receive-interval of the profile its neighbors use, FRR's defaults (3 x 300 ms)
+# when they name none. Said on stderr when the neighbors have no BFD at all: then BGP's hold time
+# detects a failure, and the drill's check on the detection time fails.
+bfd_bound() {
+  sshl "$1" cat /etc/frr/frr.conf </dev/null | awk '
+    / neighbor [^ ]+ bfd( |$)/ {bfd = 1; if ($4 == "profile") prof = $5}
+    /^bfd/ {inbfd = 1} /^ profile / && inbfd {cur = $2}
+    cur != "" && / detect-multiplier / {mult[cur] = $2}
+    cur != "" && / receive-interval / {rx[cur] = $2}
+    END {
+      if (!bfd) print "none"
+      m = (prof != "" && mult[prof] != "") ? mult[prof] : 3
+      r = (prof != "" && rx[prof] != "") ? rx[prof] : 300
+      print m, r, m * r
+    }'
+}
+
+# watch_start NODE PEER_LO BRIDGE ZONE MAC IP: on NODE, what it knows of PEER_LO, every ~0.1 s
+# into /run/lab/watch-NODE.log: "time bfd|<status> bgp|<state>" from vtysh and, faster, "time fdb
+# N route N" from the kernel: the VM's MAC behind PEER_LO in the VNet's VXLAN fdb (EVPN type-2)
+# and its host route via PEER_LO in the tenant's VRF (L3VNI)
+watch_start() {
+  sshl "$1" "cat > /run/lab/watch.sh" <<'SH'
+#!/bin/sh
+# watch.sh NODE PEER_LO BRIDGE ZONE MAC IP (on NODE; drills.sh)
+n=$1 lo=$2 br=$3 zone=$4 mac=$5 ip=$6
+rm -f /run/lab/watch.stop; : > "/run/lab/watch-$n.log"
+while [ ! -e /run/lab/watch.stop ]; do
+  b=$(vtysh -c "show bfd peers brief" 2>/dev/null | awk -v p="$lo" '$3 == p {print $4}')
+  g=$(vtysh -c "show bgp neighbor $lo" 2>/dev/null | sed -n 's/.*BGP state = \([A-Za-z]*\).*/\1/p' | head -1)
+  echo "$(date +%s.%N) bfd ${b:-none} bgp ${g:-none}"
+  sleep 0.1
+done >> "/run/lab/watch-$n.log" 2>/dev/null &
+while [ ! -e /run/lab/watch.stop ]; do
+  f=$(bridge fdb show dev "vxlan_$br" | grep -i "$mac" | grep -c "dst $lo ")
+  r=$(ip route show vrf "vrf_$zone" "$ip" | grep -c "via $lo ")
+  echo "$(date +%s.%N) fdb $f route $r"
+  sleep 0.05
+done >> "/run/lab/watch-$n.log" 2>/dev/null &
+SH
+  sshl "$1" "setsid sh /run/lab/watch.sh $* </dev/null >/dev/null 2>&1" </dev/null
+}
+
+# first LOG SINCE AWK_COND: the first time at or after SINCE at which a line matches
+first() { awk -v s="$2" "\$1 >= s && ($3) {print \$1; exit}" "$1"; }
+
+# wait_for LOG SINCE AWK_COND SECONDS: first, polled
+wait_for() {
+  local i t
+  for i in $(seq 1 $(( $4 * 2 ))); do
+    sshl lab "cat /run/lab/watch-$DNODE_O.log" > "$1" </dev/null
+    t=$(first "$1" "$2" "$3"); [ -n "$t" ] && { echo "$t"; return 0; }
+    sleep 0.5
+  done
+  return 1
+}
+
+# secs A B: B - A in seconds, 2 decimals
+secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
+# stamp T: the guest time T as HH:MM:SS.s (UTC)
+stamp() { awk -v t="$1" 'BEGIN {printf "%s.%d", strftime("%H:%M:%S", int(t), 1), (t - int(t)) * 10}'; }
+
+# only_vms_on NODE CHECK...: lab.sh's checks for the VMs on NODE alone (LAB_DIR/vms filtered)
+only_vms_on() {
+  local node=$1 rc=0; shift
+  cp "$LAB_DIR/vms" "$LAB_DIR/vms.all"
+  awk -v n="$node" '$3 == n' "$LAB_DIR/vms.all" > "$LAB_DIR/vms"
+  lab only "$@" || rc=1
+  mv "$LAB_DIR/vms.all" "$LAB_DIR/vms"
+  return $rc
+}
+
+# fail: drill (a) (see the header)
+fail() {
+  need_lab
+  local fspec ospec F O lof port mgmt vm br mac ip bound b n t0 t1 tret tb tg tf tr tbu tgu w rc=0
+  lab vms
+  F=${DRILL_NODE:-$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | tail -1 | cut -d, -f1)}
+  fspec=$(node_spec "$F"); ospec=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | grep -v "^$F," | head -1)
+  O=${ospec%%,*}; DNODE_O=$O
+  lof=$(echo "$fspec" | cut -d, -f4); port=$(echo "$fspec" | cut -d, -f3); mgmt=$(echo "$fspec" | cut -d, -f2)
+  # the flow tenant's VM on F: its MAC must leave O's fdb and its host route O's VRF
+  read -r _ vm _ br mac ip _ < <(awk -v n="$F" -v t="$FLOW_TENANT-" '$3 == n && index($2, t) == 1' "$LAB_DIR/vms" | head -1)
+  [ -n "${vm:-}" ] || { log "no $FLOW_TENANT VM on $F"; return 1; }
+  if [ -n "${DRILL_NO_BFD:-}" ]; then
+    # the control: BFD taken out of the running config of both nodes (the drill must then fail)
+    for n in "$O" "$F"; do
+      sshl "$n" "sed -i '/ neighbor [^ ]* bfd/d' /etc/frr/frr.conf && /usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf >/dev/null" </dev/null
+    done
+    log "control: no BFD on $O and $F"
+  fi
+  bound=$(bfd_bound "$O" | tail -1); b=${bound##* }
+  [ "$(bfd_bound "$O" | head -1)" != none ] || dlog "note: the EVPN neighbors in $O's frr.conf have no bfd"
+  watch_start "$O" "$lof" "$br" "${br%v*}" "$mac" "${ip%/*}"
+  sleep 3
+  # the failure: the trunk down and every FRR daemon killed at once, as a node losing power
+  # shellcheck disable=SC2016
+  t0=$(sshl lab "date +%s.%N; ip -n $F link set $port down
+    for p in \$(ip netns pids $F); do case \$(cat /proc/\$p/comm) in zebra|bgpd|bfdd|staticd|fabricd|ospfd|mgmtd|watchfrr) kill -9 \$p;; esac; done" </dev/null)
+  # the cluster sees it leave (corosync): pvesim's node offline
+  PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/nodes/%s/offline" % sys.argv[2], method="POST", auth=False)' "$LAB_DIR" "$F"
+  w=$LAB_DIR/watch-$O.log
+  tb=$(wait_for "$w" "$t0" '$2 == "bfd" && $3 != "up"' 60) || tb=""
+  tg=$(wait_for "$w" "$t0" '$2 == "bfd" && $5 != "Established"' 60) || tg=""
+  tf=$(wait_for "$w" "$t0" '$2 == "fdb" && $3 == 0' 60) || tf=""
+  tr=$(wait_for "$w" "$t0" '$2 == "fdb" && $5 == 0' 60) || tr=""
+  dlog ""
+  dlog "## Drill (a): $F fails ($(date -u +%F); BFD detection time from $O's rendered frr.conf: $bound ms (multiplier, receive interval, product))"
+  dlog ""
+  dlog "| event | time (UTC, guest) | after the failure |"
+  dlog "|---|---|---|"
+  dlog "| $F's trunk down, FRR killed | $(stamp "$t0") | 0 |"
+  for e in "BFD session to $F down on $O:$tb" "BGP EVPN session to $F left Established on $O:$tg" "$vm's MAC $mac withdrawn from $O's vxlan_$br fdb:$tf" "$vm's host route ${ip%/*} withdrawn from $O's vrf_${br%v*}:$tr"; do
+    if [ -n "${e##*:}" ]; then dlog "| ${e%:*} | $(stamp "${e##*:}") | $(secs "$t0" "${e##*:}") s |"
+    else dlog "| ${e%:*} | not within 60 s | - |"; rc=1; fi
+  done
+  # detection and withdrawal against BFD's detection time (+ DRILL_SLACK s for the lab's polling
+  # and TCG's slowness); without BFD, BGP's hold time (9 s with `frr defaults datacenter`) detects
+  local slack=${DRILL_SLACK:-2} lim d
+  lim=$(awk -v b="$b" -v s="$slack" 'BEGIN {print b / 1000 + s}')
+  for e in "detection (BGP session down):$tg" "withdrawal of MAC and route:$( [ -n "$tf" ] && [ -n "$tr" ] && awk -v a="$tf" -v b="$tr" 'BEGIN {print (a > b ? a : b)}')"; do
+    d=never; [ -z "${e##*:}" ] || d="$(secs "$t0" "${e##*:}") s"
+    if [ "$d" != never ] && awk -v d="${d% s}" -v l="$lim" 'BEGIN {exit !(d <= l)}'; then
+      dlog "ok   ${e%:*} $d <= BFD detection ${b} ms + ${slack} s"
+    else dlog "FAIL ${e%:*} $d: not within BFD detection ${b} ms + ${slack} s"; rc=1; fi
+  done
+  # tdemo's VMs on the other node keep egress and DNS
+  if only_vms_on "$O" egress dns | tee -a "$LAB_DIR/drill.log"; then :; else rc=1; fi
+  # back: rebooted from its installed state (namespace and trunk anew, the VMs on it restarted,
+  # ifupdown2 and FRR started from the files on its disk), back in the cluster (pve-sdn-commit at boot)
+  ssh -F "$LAB_DIR/ssh_config" -O exit "$F" 2>/dev/null || true
+  rm -rf "$LAB_DIR/cp"
+  tret=$(sshl lab "date +%s.%N
+    for p in \$(ip netns pids $F); do kill -9 \$p; done; ip netns del $F
+    for v in \$(awk -v n=$F '\$3 == n {print \$2}'); do ip netns del vm-\$v; done
+    /lab/topo.sh node ${fspec%,*,*} && /lab/node.sh $F $mgmt $port boot >/dev/null" < "$LAB_DIR/vms")
+  PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; print("pvesim: %s back: %s" % (sys.argv[2], " / ".join(Pvesim(sys.argv[1]).call("/_sim/nodes/%s/online" % sys.argv[2], method="POST", auth=False)["data"])))' "$LAB_DIR" "$F" | tee -a "$LAB_DIR/drill.log"
+  lab vms
+  tbu=$(wait_for "$w" "$tret" '$2 == "bfd" && $3 == "up"' 300) || tbu=""
+  tgu=$(wait_for "$w" "$tret" '$2 == "bfd" && $5 == "Established"' 300) || tgu=""
+  if lab check > "$LAB_DIR/check-after-fail.log" 2>&1; then t1=$(gnow); else t1=""; rc=1; fi
+  sshl lab 'touch /run/lab/watch.stop' </dev/null
+  dlog ""
+  dlog "| event | time (UTC, guest) | after the return |"
+  dlog "|---|---|---|"
+  dlog "| $F back: booted from its disk | $(stamp "$tret") | 0 |"
+  for e in "BFD session to $F up on $O:$tbu" "BGP EVPN session to $F Established on $O:$tgu" "every check of lab.sh green (restored):$t1"; do
+    if [ -n "${e##*:}" ]; then dlog "| ${e%:*} | $(stamp "${e##*:}") | $(secs "$tret" "${e##*:}") s |"
+    else dlog "| ${e%:*} | never | - |"; rc=1; fi
+  done
+  dlog "$(grep -c '^ok' "$LAB_DIR/check-after-fail.log") checks ok, $(grep -c '^FAIL' "$LAB_DIR/check-after-fail.log") FAIL after the return"
+  grep '^FAIL' "$LAB_DIR/check-after-fail.log" | tee -a "$LAB_DIR/drill.log" || true
+  return $rc
+}
+
+case ${1:-} in
+  traffic) traffic;;
+  fail) fail;;
+  test)
+    export LAB_TENANTS=${LAB_TENANTS:-$HERE/tenants/tdemo.yml}
+    # named here, so that down finds it even when up fails half way
+    LAB_DIR=${LAB_DIR:-$(mktemp -u /tmp/dvt-drills.XXXXXX)}; export LAB_DIR
+    trap 'lab down' EXIT
+    lab up >/dev/null
+    rc=0; traffic || rc=1
+    fail || rc=1
+    cat "$LAB_DIR/drill.log"
+    exit $rc;;
+  *) sed -n '2,19p' "$0"; exit 2;;
+esac
