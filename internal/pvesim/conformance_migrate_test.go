@@ -16,7 +16,8 @@ func TestConformanceMigrate(t *testing.T) {
 	const target = "dv02hyp003p02"
 	s := startSim(t, func(c *Config) {
 		c.Nodes = append(c.Nodes, NodeConfig{Name: target, MaxCPU: 16, MaxMem: 1 << 36})
-		c.Storages = append(c.Storages, StorageConfig{ID: "ceph", Type: "rbd", Content: []string{"images"}, Shared: true})
+		c.Storages = append(c.Storages, StorageConfig{ID: "ceph", Type: "rbd", Content: []string{"images"}, Shared: true},
+			StorageConfig{ID: "scratch", Type: "iscsidirect", Content: []string{"images"}})
 		vm := func(id int, conf map[string]string) TemplateConfig {
 			return TemplateConfig{VMID: id, Node: node, Name: "mig-" + strconv.Itoa(id), Config: conf}
 		}
@@ -28,6 +29,7 @@ func TestConformanceMigrate(t *testing.T) {
 			vm(305, map[string]string{"scsi0": "ceph:vm-305-disk-0,size=1G", "hostpci0": "mapping=gpu"}),
 			vm(306, map[string]string{"scsi0": "local-lvm:vm-301-disk-0,size=1G"}),
 			vm(307, map[string]string{"scsi0": "ceph:vm-307-disk-0,size=1G"}),
+			vm(308, map[string]string{"scsi0": "scratch:vm-308-disk-0,size=1G"}),
 		)
 	})
 	s.mu.Lock()
@@ -75,6 +77,8 @@ func TestConformanceMigrate(t *testing.T) {
 			"ERROR: migration aborted (duration 00:00:00): can't migrate VM - check log"}},
 		{"a template its linked clones use", "9000", nil, []string{"can't migrate local disk 'local-lvm:base-9000-disk-0': referenced by linked clone(s)",
 			"ERROR: migration aborted (duration 00:00:00): can't migrate VM - check log"}},
+		{"a local disk on a storage type it cannot copy", "308", nil, []string{"ERROR: migration aborted (duration 00:00:00): Problem found while scanning volumes - " +
+			"can't migrate 'scratch:vm-308-disk-0' - storage type 'iscsidirect' not supported"}},
 		{"a linked clone on local storage", "10101", nil, []string{"ERROR: migration aborted (duration 00:00:00): Problem found while scanning volumes - " +
 			"can't migrate 'local-lvm:base-9000-disk-0/vm-10101-disk-0' as it's a clone of 'base-9000-disk-0'"}},
 	} {

@@ -13,7 +13,6 @@ package pvesim
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,7 +21,7 @@ var (
 	// localResourceRe is check_local_resources' last rule: devices that stay with the host.
 	localResourceRe = regexp.MustCompile(`^(usb|hostpci|serial|parallel|virtiofs)\d+$`)
 	// migratableLocalTypes are the local storage types scan_local_volumes can copy.
-	migratableLocalTypes = []string{"dir", "btrfs", "zfspool", "lvmthin", "lvm"}
+	migratableLocalTypes = map[string]bool{"dir": true, "btrfs": true, "zfspool": true, "lvmthin": true, "lvm": true}
 )
 
 // migrateAborted is how AbstractMigrate ends a task that prepare or phase1 refused: the reason
@@ -163,7 +162,7 @@ func (s *Server) scanLocalVolumes(vm *VM, running, withLocal bool) (warns []stri
 	}
 	for _, vol := range local {
 		sid, name, _ := strings.Cut(vol, ":")
-		if t := s.st.Storages[sid].Type; !slices.Contains(migratableLocalTypes, t) {
+		if t := s.st.Storages[sid].Type; !migratableLocalTypes[t] {
 			return nil, fmt.Sprintf("Problem found while scanning volumes - can't migrate '%s' - storage type '%s' not supported", vol, t)
 		}
 		if base, _, linked := strings.Cut(name, "/"); linked {
