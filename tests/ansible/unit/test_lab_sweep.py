@@ -88,7 +88,7 @@ class FakeLab:
         rows = [(10101, 'tdemo-1', self.nodes[0], 'tdemov0', '10.20.129.11'), (10102, 'tdemo-2', self.nodes[1], 'tdemov0', '10.20.129.12'),
                 (10201, 'tother-1', self.nodes[0], 'totherv0', '10.20.130.11')]
         return [{'vmid': v, 'name': n, 'node': node, 'bridge': br, 'mac': 'BC:24:11:00:00:%02x' % (v % 256), 'addr': a,
-                 'gw': '', 'dom': n.split('-')[0] + '.' + self.site['zone'], 'zone': None} for v, n, node, br, a in rows]
+                 'gw': '', 'dom': n.split('-', maxsplit=1)[0] + '.' + self.site['zone'], 'zone': None} for v, n, node, br, a in rows]
 
 
 def _probes(site, name):
@@ -113,7 +113,7 @@ def test_the_plan_probes_every_node_address_the_inventory_declares(inv):
             assert dests[addr]['receivers'] == [n] and dests[addr]['kind'] == 'node', (n, role)
     assert dests['10.20.60.3']['receivers'] == [inv['hypervisors']['hosts'][1]]
     assert '192.168.100.2' not in dests
-    _, probes = _probes(site, 'tdemo-1')
+    probes = _probes(site, 'tdemo-1')[1]
     transit = _strip(hv[inv['hypervisors']['hosts'][1]]['substrate_node']['transit'])
     for proto, ports in (('tcp', probe.TCP_PORTS), ('udp', probe.UDP_PORTS)):
         for port in ports:  # BGP (179), the API, ssh, DNS, BFD, VXLAN: none for a tenant
