@@ -15,6 +15,7 @@
 #   DNS_LAB_API_PORT      PowerDNS HTTP API port   (0 or unset: a free port)
 #   DNS_LAB_UNBOUND_PORT  Unbound port             (0 or unset: a free port)
 #   DNS_LAB_BIND          1: also start BIND with the same zones and keys   default 0
+#                         (and the site zone, updated and transferred by the key "substrate" only)
 #   DNS_LAB_BIND_PORT     BIND port                (0 or unset: a free port)
 #   DNS_LAB_BIND_STATS_PORT  BIND statistics channel, HTTP (0 or unset: a free port)
 #   DNS_LAB_SITE_ZONE     site zone                                default mobile.deevnet.net

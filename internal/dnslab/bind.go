@@ -80,6 +80,9 @@ statistics-channels { inet 127.0.0.1 port %d allow { 127.0.0.1; }; };
 	for _, z := range zones {
 		zf := filepath.Join(data, z.Name+".zone")
 		soa := fmt.Sprintf("$TTL 300\n@ IN SOA ns1.%[1]s. hostmaster.%[1]s. 1 3600 600 86400 60\n@ IN NS ns1.%[1]s.\n", site)
+		if z.Name == site { // the name server is in the zone: named loads it only with its address
+			soa += "ns1 IN A 127.0.0.1\n"
+		}
 		if err := os.WriteFile(zf, []byte(soa), 0o644); err != nil {
 			return nil, fmt.Errorf("bind zone file: %w", err)
 		}

@@ -254,13 +254,15 @@ func (r *siteRun) unboundUp() error {
 	return nil
 }
 
-// bindUp starts BIND with the same zones, keys and secrets as PowerDNS, so one env file serves both.
+// bindUp starts BIND with the same zones, keys and secrets as PowerDNS, so one env file serves both,
+// and the site zone, which only the substrate's key may update or transfer (what a tenant's key is
+// refused on: tests/adversary probes it).
 func (r *siteRun) bindUp() error {
 	d, err := r.serverDir("bind")
 	if err != nil {
 		return err
 	}
-	var zones []BINDZone
+	zones := []BINDZone{{Name: r.Site, Grants: []string{"grant " + substrateKey + " zonesub ANY;"}, AllowTransfer: "key " + substrateKey + ";"}}
 	for _, t := range r.Tenants {
 		for _, z := range t.Zones(r.Site) {
 			zones = append(zones, BINDZone{

@@ -262,9 +262,10 @@ func TestTrunkVLANsBounded(t *testing.T) {
 	}
 }
 
-// Calls pvesim does not carry out still check PVE's permissions first (the schema's `permissions`,
-// checked by the HTTP server before any handler): a tenant is refused as by PVE, an allowed caller
-// gets 501.
+// Storage creation is not carried out, but PVE's permission check (the schema's `permissions`,
+// checked by the HTTP server before any handler) answers first: a tenant is refused as by PVE, an
+// allowed caller gets 501. Migration is served (conformance_migrate_test.go); a tenant's is refused
+// the same way.
 func TestConformanceUnservedCallsCheckFirst(t *testing.T) {
 	_, a, _ := vmConformanceSetup(t)
 	migrate := "/nodes/" + node + "/qemu/10101/migrate"
@@ -275,7 +276,7 @@ func TestConformanceUnservedCallsCheckFirst(t *testing.T) {
 			status: 403, msg: "Permission check failed (/storage, Datastore.Allocate)\n"},
 	})
 	expect(t, a.root, []refusal{
-		{name: "migrate, allowed", source: "not simulated", method: "POST", path: migrate, params: []string{"target", "dv02hyp002p03"},
-			status: 501, msg: "Method 'POST " + migrate + "' not implemented\n"},
+		{name: "create a storage, allowed", source: "not simulated", method: "POST", path: "/storage", params: []string{"storage", "evil", "type", "dir", "path", "/"},
+			status: 501, msg: "Method 'POST /storage' not implemented\n"},
 	})
 }

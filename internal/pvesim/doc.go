@@ -28,9 +28,12 @@
 // check_storage_access and check_volume_access, the root-only parameters of the
 // VM calls (vmperms.go, storageperms.go, rootparams.go). Checks update_vm_api makes
 // in its worker fail a POST's task and a PUT's call; unlike PVE, which writes the
-// options before the failing one, pvesim then writes none. Migrate and storage
-// creation are not carried out, but their schema permissions are checked first,
-// as PVE's HTTP server does (403 for a tenant, 501 for an allowed caller). Not
+// options before the failing one, pvesim then writes none. Migration is served
+// (vmmigrate.go): migrate_vm's refusals, the task's (local devices, an offline
+// target, local volumes that cannot move: "migration aborted"), else the VM
+// moves node. Storage creation is not carried out, but its schema permission
+// is checked first, as PVE's HTTP server does (403 for a tenant, 501 for an
+// allowed caller). Not
 // served, so not checked: restore (archive: 501), snapshots, move disk, tags'
 // registered-tags (datacenter.cfg), hookscript's own volume check, custom CPU
 // models (check_cpu_model_access).

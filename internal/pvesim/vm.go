@@ -29,6 +29,7 @@ func (s *Server) vmRoutes() routes {
 		rs["POST "+vm+"/status/"+action] = rootParams(s.vmPower(action), rootPowerParams[action]...)
 	}
 	rs["DELETE "+vm] = rootParams(rs["DELETE "+vm], "skiplock")
+	rs["POST "+vm+"/migrate"] = s.vmMigrate
 	return rs
 }
 

@@ -52,8 +52,13 @@ def inventory(inv, lab):
 def ns_addrs(lab, ns):
     """{address: interface} of namespace ns in the guest ("" is the guest's own), loopback aside."""
     cmd = ("ip -n %s" % ns if ns else "ip") + " -4 -o addr show"
+    return parse_addrs(sh(lab, "lab", cmd))
+
+
+def parse_addrs(text):
+    """{address: interface} of `ip -4 -o addr show` output, loopback aside."""
     out = {}
-    for line in sh(lab, "lab", cmd).splitlines():
+    for line in text.splitlines():
         f = line.split()
         if not ipaddress.ip_address(f[3].split("/")[0]).is_loopback:
             out[f[3].split("/")[0]] = f[1]
@@ -82,8 +87,39 @@ def vms(lab):
     return rows
 
 
+class Lab:
+    """What the sweep reads from the lab in directory lab: the nodes' rendered files and the
+    namespaces' addresses over its ssh, pvesim's VNets and fabric, the VMs lab.sh vms wrote.
+    (Site reads through it only, so that its tests can hand it other answers.)"""
+
+    def __init__(self, lab):
+        self.lab = lab
+        self._api = None
+
+    def api(self):
+        if self._api is None:
+            self._api = Pvesim(self.lab)
+        return self._api
+
+    def rendered(self, node):
+        """The node's /etc/network/interfaces and interfaces.d, as one text."""
+        return sh(self.lab, node, "cat /etc/network/interfaces /etc/network/interfaces.d/* 2>/dev/null || true")
+
+    def addrs(self, ns):
+        return ns_addrs(self.lab, ns)
+
+    def vnets(self):
+        return self.api().get("/cluster/sdn/vnets")
+
+    def fabric_nodes(self):
+        return self.api().get("/cluster/sdn/fabrics/node")
+
+    def vms(self):
+        return vms(self.lab)
+
+
 class Site:
-    """What the sweep knows about the site, read as the module docstring says."""
+    """What the sweep knows about the site, read as the module docstring says (lab: a Lab)."""
 
     def __init__(self, lab, inv):
         self.lab = lab
@@ -94,10 +130,9 @@ class Site:
         self.pdns = first["substrate_pdns"]["server"]
         perim = hv[inv["perimeter"]["hosts"][0]]
         self.uplinks = perim["perimeter_uplink_interfaces"]
-        api = Pvesim(lab)
-        self.vnets = {v["vnet"]: v for v in api.get("/cluster/sdn/vnets")}
-        fabric = {n["node_id"]: n["ip"] for n in api.get("/cluster/sdn/fabrics/node") if n.get("fabric_id", self.site["fabric"]) == self.site["fabric"]}
-        self.vms = vms(lab)
+        self.vnets = {v["vnet"]: v for v in lab.vnets()}
+        fabric = {n["node_id"]: n["ip"] for n in lab.fabric_nodes() if n.get("fabric_id", self.site["fabric"]) == self.site["fabric"]}
+        self.vms = lab.vms()
         for vm in self.vms:   # None: a VM on no VNet (moved to the site bridge)
             vm["zone"] = self.vnets.get(vm["bridge"], {}).get("zone")
         self.dests = []   # (address, what, receivers, kind)
@@ -113,8 +148,7 @@ class Site:
         vnet_gw = {}
         for n in self.node_names:
             sn = hv[n]["substrate_node"]
-            text = sh(lab, n, "cat /etc/network/interfaces /etc/network/interfaces.d/* 2>/dev/null || true")
-            have = rendered_addrs(text)
+            have = rendered_addrs(lab.rendered(n))
             want = {"management": (sn["management"], self.site["bridge"]),
                     "transit": (sn["transit"], "%s.%d" % (self.site["bridge"], self.site["transit_vlan"])),
                     "underlay": (sn["underlay"], "%s.%d" % (self.site["bridge"], self.site["underlay_vlan"])),
@@ -135,7 +169,7 @@ class Site:
         # the anycast gateways: on every node; a VM's own zone's is its gateway (on its node)
         for addr, vnet in sorted(vnet_gw.items()):
             dest(addr, "gateway %s %s" % (vnet, addr), list(self.node_names), "gateway", self.vnets[vnet]["zone"])
-        p_addrs = ns_addrs(lab, "perimeter")
+        p_addrs = lab.addrs("perimeter")
         self.nat = next((a for a, i in p_addrs.items() if i in self.uplinks), None)
         if self.site["transit_gateway"] not in p_addrs:
             self.errors.append("the perimeter has no transit_gateway %s (%s)" % (self.site["transit_gateway"], p_addrs))
@@ -144,14 +178,14 @@ class Site:
         for addr, iface in sorted(p_addrs.items()):
             dest(addr, "perimeter %s %s" % (iface, addr), ["perimeter"], "perimeter")
         for ns, what in (("mgmt", "management host"), ("", "controller (jump host)")):
-            for addr in sorted(a for a in ns_addrs(lab, ns) if ipaddress.ip_address(a) in net):
+            for addr in sorted(a for a in lab.addrs(ns) if ipaddress.ip_address(a) in net):
                 dest(addr, "%s %s" % (what, addr), [ns], "host")
-        r_addrs = ns_addrs(lab, "resolver")
+        r_addrs = lab.addrs("resolver")
         for addr, what in ((self.site["resolver"], "resolver"), (self.pdns, "PowerDNS")):
             if addr not in r_addrs:
                 self.errors.append("%s's address %s is on no host of the lab (resolver host: %s)" % (what, addr, sorted(r_addrs)))
             dest(addr, "%s %s" % (what, addr), ["resolver"], what)
-        self.outside = sorted(ns_addrs(lab, "outside"))
+        self.outside = sorted(lab.addrs("outside"))
         for vm in self.vms:
             dest(vm["addr"], "%s (%s) %s" % (vm["name"], vm["zone"], vm["addr"]), ["vm-" + vm["name"]], "vm", vm["zone"])
 
@@ -257,7 +291,7 @@ def main():
     if cmd == "restore":
         restore(lab, sys.argv[3], sys.argv[4])
         return
-    site = Site(lab, inventory(sys.argv[3], lab))
+    site = Site(Lab(lab), inventory(sys.argv[3], lab))
     if cmd == "sweep":
         json.dump(plan(site, site.vms, [p for vm in site.vms for p in probes_of(site, vm)]), sys.stdout)
     elif cmd == "move":

@@ -67,8 +67,13 @@ def counters(ns):
     r = netns(ns, ["sh", "-c", "nft -j list table inet dvtprobe && nft delete table inet dvtprobe"])
     if r.returncode != 0:
         raise RuntimeError("%s: nft list table: %s" % (ns or "guest", r.stderr.strip()))
+    return parse_counters(r.stdout)
+
+
+def parse_counters(text):
+    """{(set, key tuple): packets} of `nft -j list table` output: each set element's counter."""
     out = {}
-    for item in json.loads(r.stdout)["nftables"]:
+    for item in json.loads(text)["nftables"]:
         name = item.get("set", {}).get("name")
         for e in item.get("set", {}).get("elem", []):
             e = e.get("elem", e)

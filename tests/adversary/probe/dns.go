@@ -14,17 +14,21 @@ import (
 	"github.com/deevnet/tenant/internal/dnsupdate"
 )
 
-// dnsProbe is one UPDATE or AXFR with the tenant's TSIG key (or none) and the rcode the server
-// answers it with.
+// dnsProbe is one UPDATE or AXFR with the tenant's TSIG key (or none) and the rcode each server
+// answers it with: PowerDNS as onboarding configures it (rcode), BIND as the site lab configures it
+// (bind; internal/dnslab: the tenant's key updates and transfers its own two zones, the substrate's
+// key alone the site zone).
 type dnsProbe struct {
-	name   string
-	axfr   bool   // a transfer; else an UPDATE adding (or, with remove, deleting) one A or PTR record
-	zone   string // the zone named in the message
-	owner  string // the record's owner name (UPDATE)
-	remove bool
-	signed bool
-	rcode  int
-	why    string
+	name    string
+	axfr    bool   // a transfer; else an UPDATE adding (or, with remove, deleting) one A or PTR record
+	zone    string // the zone named in the message
+	owner   string // the record's owner name (UPDATE)
+	remove  bool
+	signed  bool
+	rcode   int
+	why     string
+	bind    int    // BIND's rcode
+	bindWhy string // why, when BIND's answer differs from PowerDNS's
 }
 
 // dnsProbes is the table: the tenant's own zones (what the key is for), then every zone that is
@@ -33,20 +37,40 @@ func dnsProbes(e *env) []dnsProbe {
 	own, oth, site := e.own, e.other, e.site.Zone
 	name := "adversary-probe."
 	ptr := "250." + own.ReverseZone
+	ok, refused, notAuth := dns.RcodeSuccess, dns.RcodeRefused, dns.RcodeNotAuth
 	return []dnsProbe{
-		{name: "add a record to own zone " + own.DNSZone, zone: own.DNSZone, owner: name + own.DNSZone, signed: true, rcode: dns.RcodeSuccess, why: "the key's own zone"},
-		{name: "remove it", zone: own.DNSZone, owner: name + own.DNSZone, remove: true, signed: true, rcode: dns.RcodeSuccess, why: "as above"},
-		{name: "add a PTR to own reverse zone " + own.ReverseZone, zone: own.ReverseZone, owner: ptr, signed: true, rcode: dns.RcodeSuccess, why: "the key's own reverse zone"},
-		{name: "remove it", zone: own.ReverseZone, owner: ptr, remove: true, signed: true, rcode: dns.RcodeSuccess, why: "as above"},
-		{name: "unsigned update of own zone", zone: own.DNSZone, owner: name + own.DNSZone, signed: false, rcode: dns.RcodeRefused, why: "updates need the key"},
-		{name: "update the other tenant's zone " + oth.DNSZone, zone: oth.DNSZone, owner: name + oth.DNSZone, signed: true, rcode: dns.RcodeRefused, why: "the key is allowed on its own zones only"},
-		{name: "update the other tenant's reverse zone " + oth.ReverseZone, zone: oth.ReverseZone, owner: "250." + oth.ReverseZone, signed: true, rcode: dns.RcodeRefused, why: "as above"},
-		{name: "update the site zone " + site, zone: site, owner: name + site, signed: true, rcode: dns.RcodeNotAuth, why: "the server is not authoritative for it here (the lab serves tenant zones only)"},
-		{name: "transfer own zone", axfr: true, zone: own.DNSZone, signed: true, rcode: dns.RcodeNotAuth, why: "onboarding allows the key updates only (TSIG-ALLOW-DNSUPDATE); nsupdate_tsig reads per set"},
-		{name: "transfer the other tenant's zone", axfr: true, zone: oth.DNSZone, signed: true, rcode: dns.RcodeNotAuth, why: "transfers only of its own zones"},
-		{name: "transfer the other tenant's reverse zone", axfr: true, zone: oth.ReverseZone, signed: true, rcode: dns.RcodeNotAuth, why: "as above"},
-		{name: "transfer the site zone", axfr: true, zone: site, signed: true, rcode: dns.RcodeNotAuth, why: "as above"},
+		{name: "add a record to own zone " + own.DNSZone, zone: own.DNSZone, owner: name + own.DNSZone, signed: true, rcode: ok, bind: ok, why: "the key's own zone"},
+		{name: "remove it", zone: own.DNSZone, owner: name + own.DNSZone, remove: true, signed: true, rcode: ok, bind: ok, why: "as above"},
+		{name: "add a PTR to own reverse zone " + own.ReverseZone, zone: own.ReverseZone, owner: ptr, signed: true, rcode: ok, bind: ok, why: "the key's own reverse zone"},
+		{name: "remove it", zone: own.ReverseZone, owner: ptr, remove: true, signed: true, rcode: ok, bind: ok, why: "as above"},
+		{name: "unsigned update of own zone", zone: own.DNSZone, owner: name + own.DNSZone, signed: false, rcode: refused, bind: refused, why: "updates need the key"},
+		{name: "update the other tenant's zone " + oth.DNSZone, zone: oth.DNSZone, owner: name + oth.DNSZone, signed: true, rcode: refused, bind: refused,
+			why: "the key is allowed on its own zones only"},
+		{name: "update the other tenant's reverse zone " + oth.ReverseZone, zone: oth.ReverseZone, owner: "250." + oth.ReverseZone, signed: true,
+			rcode: refused, bind: refused, why: "as above"},
+		{name: "update the site zone " + site, zone: site, owner: name + site, signed: true, rcode: notAuth, bind: refused,
+			why: "the server is not authoritative for it here (the lab's PowerDNS serves tenant zones only)", bindWhy: "update-policy grants the site zone to the substrate's key only"},
+		{name: "transfer own zone", axfr: true, zone: own.DNSZone, signed: true, rcode: notAuth, bind: ok,
+			why: "onboarding allows the key updates only (TSIG-ALLOW-DNSUPDATE); nsupdate_tsig reads per set", bindWhy: "the BIND lab's allow-transfer names the key on its own zones"},
+		{name: "transfer the other tenant's zone", axfr: true, zone: oth.DNSZone, signed: true, rcode: notAuth, bind: refused, why: "transfers only of its own zones",
+			bindWhy: "allow-transfer names the other tenant's key and the substrate's"},
+		{name: "transfer the other tenant's reverse zone", axfr: true, zone: oth.ReverseZone, signed: true, rcode: notAuth, bind: refused, why: "as above", bindWhy: "as above"},
+		{name: "transfer the site zone", axfr: true, zone: site, signed: true, rcode: notAuth, bind: refused, why: "as above",
+			bindWhy: "allow-transfer names the substrate's key only"},
 	}
+}
+
+// atBIND is the table with BIND's answers in place of PowerDNS's.
+func atBIND(probes []dnsProbe) []dnsProbe {
+	out := make([]dnsProbe, len(probes))
+	for i, p := range probes {
+		p.rcode = p.bind
+		if p.bindWhy != "" {
+			p.why = p.bindWhy
+		}
+		out[i] = p
+	}
+	return out
 }
 
 // runDNS sends one probe to the attachment's DNS server and compares the rcode.
