@@ -54,7 +54,7 @@ options:
   contract:
     description:
       - The tenant's whole declaration (the tenant contract, docs/tenant-contract.md; the role C(deevnet.tenant.tenant)
-        passes its O(contract.name), O(contract.index), ... with the defaults filled in). When given, the contract's rules
+        passes its C(tenant) here, with the defaults filled in). When given, the contract's rules
         that an argument spec cannot express are checked before the plan, and every broken one is named in one message
         (C(tenant.name), C(tenant.index), the ranges of C(tenant.vms.*), C(tenant.vms.vnet), C(tenant.records[i])).
       - It must describe the tenant the other options plan (O(name), O(index), O(vms), O(vnets), O(vm_vnet)); a
