@@ -2,8 +2,8 @@
 # Apache License 2.0 (see LICENSE)
 """The substrate role's address rules, evaluated in Python.
 
-The same rules as Jinja loops in the role's asserts cost about 0.2 s of templating each on every
-playbook run (make bench-tenant's per-task profile, issue 29); here they cost a millisecond. Each
+The same rules as Jinja loops in the role's asserts cost 0.07-0.17 s more each on every
+playbook run (issue 29; docs/dev/performance.md). Each
 message is the one the Jinja gave, word for word (tests/contract/substrate.yml).
 """
 
