@@ -67,10 +67,10 @@ def substrate_node_errors(nodes, site):
                               % (host, net, node.get(net, ''), net, site[net], node['loopback'], site['loopbacks']))
     if not errors:  # the addresses are valid: compare them
         for key in ('loopback', 'management', 'transit', 'underlay'):
-            addrs = [node[key].split('/')[0] for _, node in nodes]
+            addrs = [pair[1][key].split('/')[0] for pair in nodes]
             if len(set(addrs)) != len(addrs):
                 errors.append('substrate_node.%s: two hypervisors have the same address (%s)' % (
-                    key, to_json(dict(zip([host for host, _ in nodes], addrs)))))
+                    key, to_json(dict(zip([pair[0] for pair in nodes], addrs)))))
     return errors
 
 
