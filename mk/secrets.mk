@@ -20,7 +20,7 @@ test-secrets: install-collection tools venv venv-oldest
 TEST_TARGETS += test-secrets
 
 # make test-contract   tests/contract/playbook.yml: each rejection rule of the tenant contract
-#                      (roles/tenant argument_specs + tasks/validate.yml) refuses a declaration that
+#                      (roles/tenant argument_specs + tenant_plan's contract) refuses a declaration that
 #                      breaks it, naming the field; valid declarations pass. tests/contract/substrate.yml:
 #                      the same for the substrate role's site and hypervisor rules (site, hypervisors,
 #                      conflicts), naming the key and the host, and for the tenant declaration against the

@@ -32,6 +32,8 @@ type ModuleOptions struct {
 	VNets int `opt:"vnets"`
 	// VM k on VNet VMVNet[k-1] (tenant.vms.vnet); empty: every VM on VNet 0
 	VMVNet []int `opt:"vm_vnet"`
+	// the tenant's declaration (roles/tenant's tenant), checked against the contract's rules
+	Contract *Contract `opt:"contract"`
 }
 
 // Module is tenant_plan: it derives every identifier of a tenant from its name and index
@@ -42,14 +44,23 @@ func spec() module.Spec {
 	return module.Spec{
 		SupportsCheckMode: true,
 		Options: WithTenantOptions(map[string]*module.Option{
-			"vms":     {Type: module.TypeInt, Default: 1},
-			"vnets":   {Type: module.TypeInt, Default: 1},
-			"vm_vnet": {Type: module.TypeList, Elements: module.TypeInt, Default: []any{}},
+			"vms":      {Type: module.TypeInt, Default: 1},
+			"vnets":    {Type: module.TypeInt, Default: 1},
+			"vm_vnet":  {Type: module.TypeList, Elements: module.TypeInt, Default: []any{}},
+			"contract": contractOption(),
 		}),
 	}
 }
 
 func handle(_ *module.Module, o *ModuleOptions) (module.Result, error) {
+	if o.Contract != nil {
+		if err := o.Contract.Check(); err != nil {
+			return module.Result{}, err
+		}
+		if err := o.Contract.agrees(o); err != nil {
+			return module.Result{}, err
+		}
+	}
 	site, err := SiteFromMap(o.Site)
 	if err != nil {
 		return module.Result{}, err

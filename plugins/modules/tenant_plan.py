@@ -51,6 +51,92 @@ options:
       - VNet n (0-based) is C(tn<ii>v<n>) with VNI tag C(20000+16*index+n).
     type: int
     default: 1
+  contract:
+    description:
+      - The tenant's whole declaration (the tenant contract, docs/tenant-contract.md; the role C(deevnet.tenant.tenant)
+        passes its C(tenant) here, with the defaults filled in). When given, the contract's rules
+        that an argument spec cannot express are checked before the plan, and every broken one is named in one message
+        (C(tenant.name), C(tenant.index), the ranges of C(tenant.vms.*), C(tenant.vms.vnet), C(tenant.records[i])).
+      - It must describe the tenant the other options plan (O(name), O(index), O(vms), O(vnets), O(vm_vnet)); a
+        difference is refused, naming the option.
+    type: dict
+    suboptions:
+      name:
+        description: Tenant name, C(^[a-z][a-z0-9-]*[a-z0-9]$), 2..20 characters.
+        type: str
+        required: true
+      index:
+        description: Allocated index, 1..63.
+        type: int
+        required: true
+      vnets:
+        description: Number of VNets.
+        type: int
+        default: 1
+      vms:
+        description: Compute.
+        type: dict
+        default: {}
+        suboptions:
+          count:
+            description: Number of VMs, 0..99.
+            type: int
+            default: 1
+          cores:
+            description: vCPUs per VM, 1..64.
+            type: int
+            default: 1
+          memory:
+            description: Memory per VM in MiB, 256..262144.
+            type: int
+            default: 1024
+          disk:
+            description: Boot disk size in GiB, 1..4096.
+            type: int
+            default: 8
+          template:
+            description: vmid of the template, 100..999999999.
+            type: int
+            default: 9000
+          ssh_keys:
+            description: OpenSSH public keys (not checked here).
+            type: list
+            elements: str
+            default: []
+          placement:
+            description: Placement of new VMs (not checked here).
+            type: str
+            default: first
+          vnet:
+            description: The VNet of each VM, one entry per VM, each 0..vnets-1; empty puts every VM on VNet 0.
+            type: list
+            elements: int
+            default: []
+      records:
+        description:
+          - DNS records; each name is C(@) or a relative DNS name, not a VM name C(<name>-<k>), with values, and a TTL
+            of 60..86400.
+        type: list
+        elements: dict
+        default: []
+        suboptions:
+          name:
+            description: Owner name relative to the tenant zone.
+            type: str
+            required: true
+          type:
+            description: Record type.
+            type: str
+            required: true
+          values:
+            description: Record data.
+            type: list
+            elements: str
+            required: true
+          ttl:
+            description: TTL.
+            type: int
+            default: 300
   site:
     description:
       - Overrides of the site plan. Keys not given keep the defaults shown here.
@@ -143,6 +229,13 @@ EXAMPLES = r'''
     site:
       zone: lab.example.net
       nodes: [hv1, hv2]
+  register: plan
+
+- name: Check a declaration against the tenant contract and plan it (what the role deevnet.tenant.tenant does)
+  deevnet.tenant.tenant_plan:
+    name: "{{ tenant.name }}"
+    index: "{{ tenant.index }}"
+    contract: "{{ tenant }}"
   register: plan
 '''
 

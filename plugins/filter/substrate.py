@@ -1,0 +1,79 @@
+# Copyright: deevnet.tenant developers
+# Apache License 2.0 (see LICENSE)
+"""The substrate role's address rules, evaluated in Python.
+
+The same rules as Jinja loops in the role's asserts cost 0.07-0.17 s more each on every
+playbook run (issue 29; docs/dev/performance.md). Each
+message is the one the Jinja gave, word for word (tests/contract/substrate.yml).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from ansible.plugins.filter.core import to_json
+from ansible_collections.deevnet.tenant.plugins.filter.ipv4 import ipv4_in, ipv4_overlaps, ipv4_subnet_of, ipv4_valid
+
+_ADDRESSES = [('network', 'prefix'), ('overlay', 'prefix'), ('loopbacks', 'prefix'), ('management', 'prefix'),
+              ('transit', 'prefix'), ('underlay', 'prefix'), ('resolver', 'address'), ('transit_gateway', 'address')]
+_PREFIXES = ['overlay', 'loopbacks', 'management', 'transit', 'underlay']
+_BRIDGE = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
+
+
+def substrate_site_errors(site):
+    """Every broken address, prefix and bridge rule of substrate_site, in the order the role checks them."""
+    errors = []
+    for key, kind in _ADDRESSES:
+        if not ipv4_valid(site[key], kind):
+            errors.append('substrate_site.%s %s must be an IPv4 %s' % (
+                key, to_json(site[key]), 'prefix without host bits, such as 10.20.0.0/16' if kind == 'prefix' else 'address, such as 10.20.50.1'))
+    if not errors:  # the prefix rules need valid prefixes
+        for key in _PREFIXES:
+            if not ipv4_subnet_of(site[key], site['network']):
+                errors.append('substrate_site.%s %s must lie inside substrate_site.network %s' % (key, site[key], site['network']))
+        for a, b in itertools.combinations(_PREFIXES, 2):
+            if ipv4_overlaps(site[a], site[b]):
+                errors.append('substrate_site.%s %s overlaps substrate_site.%s %s' % (a, site[a], b, site[b]))
+        if not ipv4_in(site['transit_gateway'], site['transit']):
+            errors.append('substrate_site.transit_gateway %s must lie in substrate_site.transit %s (the next hop is on-link)' % (
+                site['transit_gateway'], site['transit']))
+    bridge = str(site['bridge'])
+    if not _BRIDGE.match(bridge) or any(len('%s.%s' % (bridge, site[v])) > 15 for v in ('transit_vlan', 'underlay_vlan')):
+        errors.append('substrate_site.bridge %s must be an interface name (letters, digits, _) that leaves room for .<vlan> in 15 characters'
+                      % to_json(site['bridge']))
+    return errors
+
+
+def _node_ok(node, site, net):
+    return (ipv4_valid(node['loopback'], 'address') and ipv4_in(node['loopback'], site['loopbacks'])
+            and ipv4_valid(node[net], 'host') and ipv4_in(node[net], site[net])
+            and node[net].split('/')[-1] == site[net].split('/')[-1]
+            and (net != 'transit' or node['transit'].split('/')[0] != site['transit_gateway'])
+            and len(node['bridge_ports']) > 0)
+
+
+def substrate_node_errors(nodes, site):
+    """Every broken rule of the hypervisors' substrate_node against the site and each other.
+
+    nodes: [host, substrate_node] pairs in the group's order (their types checked by the node spec).
+    """
+    errors = []
+    for host, node in nodes:
+        for net in ('management', 'transit', 'underlay'):
+            if not _node_ok(node, site, net):
+                errors.append('%s: substrate_node.%s %s must be an address/length in substrate_site.%s %s (same length, not the gateway),'
+                              ' substrate_node.loopback %s an address in substrate_site.loopbacks %s, substrate_node.bridge_ports not empty'
+                              % (host, net, node.get(net, ''), net, site[net], node['loopback'], site['loopbacks']))
+    if not errors:  # the addresses are valid: compare them
+        for key in ('loopback', 'management', 'transit', 'underlay'):
+            addrs = [pair[1][key].split('/')[0] for pair in nodes]
+            if len(set(addrs)) != len(addrs):
+                errors.append('substrate_node.%s: two hypervisors have the same address (%s)' % (
+                    key, to_json(dict(zip([pair[0] for pair in nodes], addrs)))))
+    return errors
+
+
+class FilterModule:
+    def filters(self):
+        return {'substrate_site_errors': substrate_site_errors, 'substrate_node_errors': substrate_node_errors}
