@@ -25,13 +25,7 @@ description:
 options: {}
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; check mode runs it unchanged.
-  diff_mode:
-    support: none
-    description: Nothing changes.
+  - deevnet.tenant.read_only
 notes:
   - Needs the substrate's credential (C(Sys.Audit), C(SDN.Audit), C(VM.Audit), C(Pool.Audit), C(User.Modify) to list users);
     a tenant's token sees only its own objects.
