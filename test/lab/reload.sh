@@ -19,15 +19,42 @@ while IFS= read -r line; do
   case $k in fabricd|ospfd) sed -i "s/^$k=.*/$line/" /etc/frr/daemons;; esac
 done < "$t/etc/frr/daemons.pve"
 install -o frr -g frr -m 0640 "$t/etc/frr/frr.conf" /etc/frr/frr.conf
+# the FRR processes of this node (the guest has one PID space; a node is its network namespace):
+# the daemons and the frrinit.sh/watchfrr.sh shells that start them, not this script. One pgrep
+# and one awk: under TCG every fork costs, and this runs in a loop.
+frr_pids() {
+  pgrep -a --ns $$ --nslist net -f /usr/lib/frr/ \
+    | awk '"'"'$2 ~ "^/usr/lib/frr/" || $3 ~ "^/usr/lib/frr/" { print $1 }'"'"'
+}
+# wait_gone SECONDS: until no FRR process of this node is left, at most SECONDS
+wait_gone() {
+  end=$(( $(date +%s) + $1 ))
+  while [ -n "$(frr_pids)" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.5; done
+}
 restart() {
+  # frrinit.sh restart stops what the pid files name and skips a daemon without one. A daemon still
+  # starting (watchfrr starts them one by one; FRR 10 under TCG takes minutes) or still exiting
+  # outlived it, kept its pid-file lock, and the new one died: "Could not lock pid_file
+  # /run/frr/bgpd.pid", "mgmtd failed to start", BGP never established. So: stop, then end every
+  # FRR process of this node and wait for them, then start. A daemon still starting does not act on
+  # SIGTERM (seen: minutes): after 20 s it gets SIGKILL, as the stop of systemd would after its timeout.
   # not on the ssh channel: the daemons of FRR 10 would keep it open (guest/node.sh)
-  /usr/lib/frr/frrinit.sh restart </dev/null >"$t/restart.log" 2>&1 || { cat "$t/restart.log"; exit 1; }
+  /usr/lib/frr/frrinit.sh stop </dev/null >"$t/restart.log" 2>&1 || true
+  left=$(frr_pids)
+  if [ -n "$left" ]; then
+    echo "frr: still running after stop: $(pgrep -a --ns $$ --nslist net -f /usr/lib/frr/ | cut -c1-60 | tr "\n" ";")"
+    kill -TERM $left 2>/dev/null || true
+    wait_gone 20
+    left=$(frr_pids)
+    if [ -n "$left" ]; then echo "frr: killing $left"; kill -KILL $left 2>/dev/null || true; wait_gone 10; fi
+  fi
+  /usr/lib/frr/frrinit.sh start </dev/null >>"$t/restart.log" 2>&1 || { cat "$t/restart.log"; exit 1; }
   cat "$t/restart.log"
   # systemd waits for watchfrr READY=1, sent after the config is applied; the lab has no systemd:
   # wait for every enabled daemon, then for the config (under TCG watchfrr sometimes never runs
   # its `vtysh -b`: applied here then, and said so)
-  # zebra and staticd always run; the others when their daemons line says yes
-  want="zebra staticd $(sed -n "s/^\([a-z0-9]*d\)=yes$/\1/p" /etc/frr/daemons | tr "\n" " ")"
+  # zebra, staticd (and mgmtd from FRR 10 on) always run; the others when their daemons line says yes
+  want="zebra staticd $([ -x /usr/lib/frr/mgmtd ] && echo mgmtd) $(sed -n "s/^\([a-z0-9]*d\)=yes$/\1/p" /etc/frr/daemons | tr "\n" " ")"
   # up to 600 s: the daemons of FRR 10 take minutes to start under TCG on a loaded machine
   i=0; while [ $i -lt 1200 ]; do
     have=" $(vtysh -c "show daemons" 2>/dev/null | tr -s " \n" "  ") "
