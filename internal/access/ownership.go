@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strconv"
+	"strings"
 
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/sdn"
@@ -123,42 +123,24 @@ func (a Access) CheckPresent(ctx context.Context, t plan.Tenant, index int, tg T
 	return a.checkTemplateNICs(ctx, g, tg.Bridges, vnets)
 }
 
-// checkClaims reads every pool and user comment: another name that holds the index, or this
-// name holding another index, is refused.
+// checkClaims reads every pool and user comment (ReadClaims): another name that holds the index,
+// or this name holding another index, is refused. The VRF's marks and the guests' pools are
+// checked by CheckPresent with their own messages.
 func (a Access) checkClaims(ctx context.Context, t plan.Tenant, index int) error {
-	var pools []struct {
-		PoolID  string `json:"poolid"`
-		Comment string `json:"comment"`
+	claims, err := ReadClaims(ctx, a.C)
+	if err != nil {
+		return err
 	}
-	if err := a.C.Get(ctx, "/pools", nil, &pools); err != nil {
-		return fmt.Errorf("read pools: %w", err)
-	}
-	var users []struct {
-		UserID  string `json:"userid"`
-		Comment string `json:"comment"`
-	}
-	if err := a.C.Get(ctx, "/access/users", nil, &users); err != nil {
-		return fmt.Errorf("read users: %w", err)
-	}
-	type obj struct{ kind, id, comment string }
-	var all []obj
-	for _, p := range pools {
-		all = append(all, obj{"pool", p.PoolID, p.Comment})
-	}
-	for _, u := range users {
-		all = append(all, obj{"user", u.UserID, u.Comment})
-	}
-	for _, o := range all {
-		m := claim.FindStringSubmatch(o.comment)
-		if m == nil {
+	for _, c := range claims {
+		kind, id, _ := strings.Cut(c.Object, " ")
+		if kind != "pool" && kind != "user" {
 			continue
 		}
-		n, _ := strconv.Atoi(m[2])
 		switch {
-		case m[1] != t.Name && n == index:
-			return fmt.Errorf("index: %d is tenant %s's (%s %s); refusing to grant tenant %s that index", index, m[1], o.kind, o.id, t.Name)
-		case m[1] == t.Name && n != index && (o.id == t.Pool || o.id == t.User):
-			return fmt.Errorf("index: tenant %s was onboarded with index %d (%s %s), not %d; an index never changes (ADR-0009)", t.Name, n, o.kind, o.id, index)
+		case c.Tenant != t.Name && c.Index == index:
+			return fmt.Errorf("index: %d is tenant %s's (%s); refusing to grant tenant %s that index", index, c.Tenant, c.Object, t.Name)
+		case c.Tenant == t.Name && c.Index != index && (id == t.Pool || id == t.User):
+			return fmt.Errorf("index: tenant %s was onboarded with index %d (%s), not %d; an index never changes (ADR-0009)", t.Name, c.Index, c.Object, index)
 		}
 	}
 	return nil

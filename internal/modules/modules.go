@@ -31,6 +31,7 @@ func entries() map[string]module.Entry {
 		"nsupdate_tsig":     dnsupdate.Module(),
 		"substrate_report":  report.Module(),
 		"tenant_verify":     report.VerifyModule(),
+		"tenant_index_info": access.InfoModule(),
 	}
 }
 

@@ -33,7 +33,10 @@ func (s *Server) userList(r *reqCtx) (any, error) {
 		if id != r.who.User && !s.st.has(r.who, "/access/groups", []string{"User.Modify", "Sys.Audit"}, true) {
 			continue
 		}
-		o := map[string]any{"userid": id, "enable": boolInt(u.Enable), "expire": u.Expire}
+		// PVE lists each user's comment and email too (the schema's returns): onboarding reads
+		// the comment to see which tenant holds which index.
+		o := withOptional(map[string]any{"userid": id, "enable": boolInt(u.Enable), "expire": u.Expire},
+			"comment", u.Comment, "email", u.Email)
 		if r.params.Bool("full") {
 			o["tokens"] = s.tokenListOf(u)
 		}

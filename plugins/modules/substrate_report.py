@@ -120,10 +120,8 @@ options:
     type: str
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
+  - deevnet.tenant.read_only
 attributes:
-  check_mode:
-    support: full
-    description: The module only reads; check mode runs it unchanged.
   diff_mode:
     support: none
     description: Nothing changes; M(ansible.builtin.copy) gives the report's diff.

@@ -90,13 +90,7 @@ options:
     type: str
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; check mode runs it unchanged.
-  diff_mode:
-    support: none
-    description: Nothing changes.
+  - deevnet.tenant.read_only
 notes:
   - The tenant's own token sees its VMs (C(VM.Audit) on its pool); the PVE checks need nothing more.
 seealso:

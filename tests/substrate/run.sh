@@ -16,9 +16,13 @@
 #   - each contradiction fails before any change, naming the variable: a missing site key, the
 #     transit VLAN given twice differently, a tenant.index that disagrees with the attachment,
 #     a hypervisor aimed at the controller (in the group, or reached locally without saying so);
+#   - a lost registry (#25): rebuilt from PVE and DNS (playbooks/registry.yml) equal to the original; a new tenant
+#     gets a free index, never one PVE shows in use; an index in use, a stale registry, a DNS zone PVE lacks: refused;
 #   - a node offline (#25): a tenant change is refused before any change, naming it; with the node in
 #     substrate_maintenance the change converges around it with a warning; its first run back reaches it;
 #     the same for destroy, which reads the nodes before it removes the first record or VM;
+#   - the whole site from empty (#25): pvesim and the DNS lab wiped, playbooks/site.yml rebuilds fabric and every
+#     tenant from the repository, the registry and the attachments; verify green; a second run changes nothing;
 #   - the node network role refuses a main interfaces file that does not source interfaces.d,
 #     and ifupdown2 refuses a broken rendered file.
 # The tenant's VRF routes need real VRF devices, which this kernel lacks (ADR-0003; the QEMU guest of
@@ -98,6 +102,7 @@ done
 
 # --- lab.yml: the second inventory source, connection overrides only --------------------------------
 python_bin=$VENV/bin/python
+write_lab_yml(){ # from $LAB, the lab's endpoints (again after the lab is restarted)
 {
   echo "---"
   echo "# Lab overrides (tests/substrate/run.sh): how things are reached, nothing else."
@@ -131,6 +136,8 @@ PY
 YML
   done
 } >"$W/lab.yml"
+}
+write_lab_yml
 
 play(){ # play NAME PLAYBOOK [ARGS...]: run from the repository, log to $W/NAME.log
   local name=$1 pb=$2; shift 2
@@ -243,6 +250,42 @@ sed 's/^  index: 1$/  index: 2/' "$REPO/tenants/tdemo.yml" >"$REPO/tenants/tdemo
 contradiction index-mismatch "tenant.index 2 disagrees with the index allocated to tdemo: tenant_attachment.index 1" tenant "---" -e tenant_file=tenants/tdemo-wrong.yml
 rm -f "$REPO/tenants/tdemo-wrong.yml"
 
+# --- 5a. a lost registry (#25): rebuilt from PVE and DNS; onboarding never gives an index PVE shows in use ----
+# tother is onboarded at index 3 (pool, user, DNS zones; no VRF yet), so the lowest free index is 2. With the
+# registry deleted, playbooks/registry.yml rebuilds it equal to the original (its check mode writes nothing);
+# a new tenant gets index 2, not tdemo's 1 or tother's 3; asking for index 1 is refused before any change
+# (index 1's reverse zone keeps tdemo's key); a registry or DNS zone that disagrees with PVE is refused, naming both.
+REG=$REPO/tenants.yml
+PDNS_URL=$(labv substrate_pdns.api_url)/api/v1/servers/localhost
+pdns(){ curl -sf -H "X-API-Key: $(labv substrate_pdns.api_key)" "$@"; }
+rev1_key(){ pdns "$PDNS_URL/zones/129.20.10.in-addr.arpa./metadata/TSIG-ALLOW-DNSUPDATE"; }
+same_yaml(){ "$VENV/bin/python" -c 'import sys,yaml; sys.exit(yaml.safe_load(open(sys.argv[1])) != yaml.safe_load(open(sys.argv[2])))' "$1" "$2"; }
+play onboard-tother onboard -e tenant_name=tother -e tenant_index=3 || { fail "onboard tother"; grep -E 'fatal|FAILED' -A3 "$W/onboard-tother.log" | head -6; }
+cp "$REG" "$W/registry.orig"
+rm -f "$REG"
+if play registry-check registry --check --diff && [ ! -e "$REG" ]; then pass "registry lost: the rebuild's check mode writes nothing"
+else fail "registry --check"; tail -n 15 "$W/registry-check.log"; fi
+if play registry registry && same_yaml "$REG" "$W/registry.orig"; then pass "registry lost: rebuilt from PVE and DNS equal to the original ($(tr '\n' ' ' <"$REG"))"
+else fail "registry rebuild: [$(cat "$REG" 2>/dev/null)] vs [$(cat "$W/registry.orig")]"; grep -E 'fatal|FAILED' -A3 "$W/registry.log" | head -8; fi
+rm -f "$REG"
+key_before=$(rev1_key)
+contradiction lost-registry-index-in-use "refusing to give tenant tnew index 1: PVE shows it in use by tenant tdemo (pool tenant-tdemo, user tenant-tdemo@pve, vm 10101 (tdemo-1), vnet tn01v0 of zone tn01)" \
+  onboard "---" -e tenant_name=tnew -e tenant_index=1
+[ "$(rev1_key)" = "$key_before" ] && pass "index 1's reverse zone still lets only tdemo's key update it ($key_before)" \
+  || fail "index 1's reverse zone key changed: [$key_before] -> [$(rev1_key)]"
+if play onboard-tnew onboard -e tenant_name=tnew && grep -q "tenant tnew has index 2 " "$W/onboard-tnew.log"; then
+  pass "registry lost: a new tenant gets the free index 2, not 1 (tdemo's) or 3 (tother's) that PVE shows in use"
+else fail "onboard tnew with the registry lost: $(grep -o 'tenant tnew has index [0-9]*' "$W/onboard-tnew.log")"; grep -E 'fatal|FAILED' -A3 "$W/onboard-tnew.log" | head -6; fi
+printf 'tenants:\n  tdemo: 4\n  tother: 3\n' >"$REG"
+contradiction stale-registry-onboard "refusing to give tenant tdemo index 4: PVE shows it holding index 1" onboard "---" -e tenant_name=tdemo
+contradiction stale-registry-rebuild "gives tenant tdemo index 4, PVE index 1 (pool tenant-tdemo" registry "---"
+rm -f "$REG"
+pdns -X POST -H 'Content-Type: application/json' -d '{"name": "tghost.mobile.deevnet.net.", "kind": "Native", "nameservers": []}' "$PDNS_URL/zones" >/dev/null
+contradiction dns-disagrees "DNS zone tghost.mobile.deevnet.net. names tenant tghost, which PVE holds no index for" registry "---"
+pdns -X DELETE "$PDNS_URL/zones/tghost.mobile.deevnet.net." >/dev/null
+if play registry-all registry && same_yaml "$REG" <(printf 'tenants:\n  tdemo: 1\n  tnew: 2\n  tother: 3\n'); then pass "registry rebuilt with tnew: $(tr '\n' ' ' <"$REG")"
+else fail "registry with tnew: [$(cat "$REG" 2>/dev/null)]"; grep -E 'fatal|FAILED' -A3 "$W/registry-all.log" | head -8; fi
+
 # --- 5b. a node offline (#25): refused before any change, naming it; in maintenance, converged around it -------
 # p03 leaves the membership (pvesim as PVE shows it: offline in /nodes, 595 behind it). The operator's change
 # (a second VM) is refused before any change while substrate_maintenance is empty; once the copied repository
@@ -305,6 +348,36 @@ if play destroy destroy -e tenant_file=tenants/tdemo.yml && ! api "/nodes/$P3/sd
    && [ "$(grep -c '^fatal' "$W/destroy.log")" = 0 ]; then
   pass "destroy again after $P3's return: tn01 gone from $P3 too, routes and hooks removed on every node"
 else fail "destroy after $P3's return: $(api "/nodes/$P3/sdn/zones")"; grep -E 'fatal|FAILED' -A3 "$W/destroy.log" | head; fi
+
+# --- 8. the whole site from empty (#25, drill (c) without the QEMU lab) ------------------------------------
+# tdemo (onboarded again: destroy kept its index) and tother (declared here beside it) are converged; tnew is
+# onboarded only. Then pvesim and the DNS lab are wiped (stopped and started empty: no SDN, pool, user, token,
+# VM or zone; new endpoints and root token), and the one command, playbooks/site.yml, rebuilds fabric, tenants
+# and attachments from the repository, the registry and the attachment files; verify is green for each tenant.
+sed -e 's/tdemo/tother/g' -e 's/^  index: 1$/  index: 3/' "$REPO/tenants/tdemo.yml" >"$REPO/tenants/tother.yml"
+tenant_args=(-e substrate_routes=false -e tenant_run_verify=false)
+sed -i 's/^    count: 2$/    count: 1/' "$REPO/tenants/tdemo.yml"
+if play s-onboard onboard -e tenant_name=tdemo && play s-tdemo tenant -e tenant_file=tenants/tdemo.yml "${tenant_args[@]}" \
+   && play s-tother tenant -e tenant_file=tenants/tother.yml "${tenant_args[@]}"; then pass "site before the wipe: tdemo and tother converged"
+else fail "site before the wipe"; for f in s-onboard s-tdemo s-tother; do grep -E 'fatal|FAILED' -A3 "$W/$f.log" | head -6; done; fi
+"$ROOT/extensions/molecule/shared/lab.sh" down "$W/lab" >/dev/null 2>&1
+"$ROOT/extensions/molecule/shared/lab.sh" up "$W/lab" >"$W/lab2.out" 2>&1 || { cat "$W/lab2.out"; exit 1; }
+SIM_URL=$(labv pvesim_url); CA=$(labv substrate_pve.ca_path); write_lab_yml
+[ "$(api "/pools" | "$VENV/bin/python" -c 'import json,sys; print(len(json.load(sys.stdin)["data"]))')" = 0 ] \
+  && pass "wiped: pvesim has no pool, DNS lab restarted empty" || fail "pvesim not empty after the wipe: $(api /pools)"
+t0=$(date +%s%N)
+if play site site "${tenant_args[@]:0:2}"; then
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  pass "site.yml rebuilt the site from empty in ${ms} ms wall ($(grep -o 'site restored in [0-9.]* s[^"]*' "$W/site.log" | head -1))"
+else fail "site.yml"; grep -E 'fatal|FAILED' -A4 "$W/site.log" | head -12; fi
+for tn in tdemo tother; do
+  if play "s-verify-$tn" verify -e "tenant_file=tenants/$tn.yml"; then pass "after the rebuild: verify $tn green (A/PTR through Unbound, PVE config and state)"
+  else fail "verify $tn after the rebuild"; grep -E 'fatal|FAILED|ok=false|"ok": false' -A3 "$W/s-verify-$tn.log" | head -8; fi
+done
+grep -q "^  index: 2$" "$REPO/attachments/tnew.yml" && api "/pools" | grep -q '"poolid":"tenant-tnew"' \
+  && pass "tnew (onboarded, no declaration) onboarded again: pool and attachment" || fail "tnew after the rebuild: $(api /pools)"
+play s-again site "${tenant_args[@]:0:2}" && [ "$(recap_changed s-again)" = 0 ] \
+  && pass "site.yml again: changed=0" || { fail "site.yml again: changed=$(recap_changed s-again)"; grep -B2 '^changed' "$W/s-again.log" | head; }
 
 [ $rc = 0 ] && echo "substrate test: all passed" || { echo "substrate test: FAILED (logs in $W with --keep)"; }
 exit $rc
