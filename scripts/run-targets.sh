@@ -5,7 +5,8 @@
 #
 # TEST_LANES=2 runs the targets listed in GUEST_TARGETS (those that boot a QEMU guest) in a second
 # lane beside the others. Both lanes share the Debian tree and the guest kernel, which this script
-# builds first, so no two targets race on building them. The second lane's output goes to a log
+# builds first (with LANE_PREP, what both lanes' targets make first), so no two targets race on
+# building them. The second lane's output goes to a log
 # that is printed when the lane ends; its targets' lines are prefixed in the table.
 #
 # Usage: scripts/run-targets.sh MAKE TARGET...
@@ -62,6 +63,12 @@ fi
 
 first=(); second=()
 for t in "$@"; do if is_guest_target "$t"; then second+=("$t"); else first+=("$t"); fi; done
+# What both lanes' targets build first (LANE_PREP: the binaries, the venv, the tools), once, before
+# the lanes start: two makes building one venv at once would both pip-install into it.
+if [ -n "${LANE_PREP:-}" ]; then
+  # shellcheck disable=SC2086
+  $make_cmd --no-print-directory $LANE_PREP || { echo "run-targets: make $LANE_PREP failed" >&2; exit 1; }
+fi
 # The tree and the kernel, once, before the lanes share them.
 scripts/debian-tree.sh path >/dev/null || { echo "run-targets: building the Debian tree failed" >&2; exit 1; }
 test/guest/kernel.sh >/dev/null || { echo "run-targets: fetching the guest kernel failed" >&2; exit 1; }
