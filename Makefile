@@ -98,11 +98,11 @@ test-go:
 	$(GO) test -race -count=1 ./...
 
 # Each target in turn, timed, with a table of the times at the end (scripts/run-targets.sh).
-# TEST_LANES=2 (the default) runs GUEST_TARGETS (each boots a QEMU guest) in a second lane beside the
-# rest: on a 2-core machine the run takes about 50 min instead of 75 (the guests' TCG cores and the
-# rest's tests overlap). The lab's stages passed under that load once the lab waited for ifupdown2's
-# dummy link and FRR's old processes (test/lab/README.md); TEST_LANES=1 runs everything in turn.
-TEST_LANES ?= 2
+# TEST_LANES=2 runs GUEST_TARGETS (each boots a QEMU guest) in a second lane beside the rest: about
+# 36 min instead of ~65 on 2 cores, but the labs then run at load 3-6, and a fresh-clone run saw
+# phase 2's L3VNI check fail on EVPN's slower convergence (test/lab/README.md). One lane (the
+# default) keeps the labs alone on the machine, as every green CI run had them.
+TEST_LANES ?= 1
 test:
 	@TEST_LANES=$(TEST_LANES) GUEST_TARGETS="$(GUEST_TARGETS)" LANE_PREP="build venv tools" $(ROOT)/scripts/run-targets.sh "$(MAKE)" lint-go test-go build $(TEST_TARGETS)
 	@echo 'make test: all green'

@@ -502,7 +502,15 @@ check_l3vni() {
       # the other VNet and bridge there (asymmetric); the VRF's route to the VM must be EVPN's host
       # route through the other VTEP on the L3VNI's bridge
       lo=$(for spec in $NODES; do [ "${spec%%,*}" = "$nb" ] && echo "$spec" | cut -d, -f4; done)
-      route=$(sshl "$na" "ip route get ${ipb%/*} vrf vrf_${ba%v*}" 2>&1 </dev/null | head -1)
+      # EVPN's host route comes from the other node's type-2 MAC/IP route, sent once that node has
+      # learnt the VM's address (its ARP, e.g. from check_tenants' gateway ping): up to 30 s for it
+      # (seen under load: the route still the connected one when asked at once)
+      local waited=0
+      while :; do
+        route=$(sshl "$na" "ip route get ${ipb%/*} vrf vrf_${ba%v*}" 2>&1 </dev/null | head -1)
+        [[ $route == *"via $lo dev vrfbr_${ba%v*} "* ]] || [ "$waited" -ge 30 ] && break
+        sleep 2; waited=$((waited + 2))
+      done
       if [[ $route == *"via $lo dev vrfbr_${ba%v*} "* ]] &&
           sshl lab "ip netns exec vm-$a ip neigh flush dev eth0; ip netns exec vm-$a ping -c3 -W3 ${ipb%/*}" >/dev/null 2>&1 </dev/null; then
         echo "ok   $a ($ba on $na) -> $b ${ipb%/*} ($bb on $nb) through vrf_${ba%v*} (L3VNI: via $lo dev vrfbr_${ba%v*})"
