@@ -26,11 +26,13 @@ type Claim struct {
 	Tenant string `json:"tenant"`
 	Index  int    `json:"index"`
 	Object string `json:"object"` // "pool tenant-tdemo", "vnet tn01v0 of zone tn01", "vm 10101"
+	// kind and id of the object ("pool", "tenant-tdemo"); set for the comment claims
+	kind, id string
 }
 
-// ReadClaims reads every claim PVE holds, with GETs only: pools and users, the SDN zones and
-// VNets as staged (a VRF not yet applied already holds its index), and the guests.
-func ReadClaims(ctx context.Context, c *pve.Client) ([]Claim, error) {
+// commentClaims reads the comments onboarding writes on pools and users (two GETs): all that
+// pve_tenant_access's index check needs, so it does not pay for the VNet and guest reads.
+func commentClaims(ctx context.Context, c *pve.Client) ([]Claim, error) {
 	var out []Claim
 	for _, src := range []struct{ kind, path, id string }{
 		{"pool", "/pools", "poolid"},
@@ -45,9 +47,19 @@ func ReadClaims(ctx context.Context, c *pve.Client) ([]Claim, error) {
 			if m := claim.FindStringSubmatch(comment); m != nil {
 				n, _ := strconv.Atoi(m[2])
 				id, _ := r[src.id].(string)
-				out = append(out, Claim{Tenant: m[1], Index: n, Object: src.kind + " " + id})
+				out = append(out, Claim{Tenant: m[1], Index: n, Object: src.kind + " " + id, kind: src.kind, id: id})
 			}
 		}
+	}
+	return out, nil
+}
+
+// ReadClaims reads every claim PVE holds, with GETs only: pools and users, the SDN zones and
+// VNets as staged (a VRF not yet applied already holds its index), and the guests.
+func ReadClaims(ctx context.Context, c *pve.Client) ([]Claim, error) {
+	out, err := commentClaims(ctx, c)
+	if err != nil {
+		return nil, err
 	}
 	vnets, err := sdn.API{C: c}.VNets(ctx)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/sdn"
@@ -123,19 +122,16 @@ func (a Access) CheckPresent(ctx context.Context, t plan.Tenant, index int, tg T
 	return a.checkTemplateNICs(ctx, g, tg.Bridges, vnets)
 }
 
-// checkClaims reads every pool and user comment (ReadClaims): another name that holds the index,
-// or this name holding another index, is refused. The VRF's marks and the guests' pools are
-// checked by CheckPresent with their own messages.
+// checkClaims reads every pool and user comment (commentClaims): another name that holds the
+// index, or this name holding another index, is refused. The VRF's marks and the guests' pools
+// are checked by CheckPresent with their own messages.
 func (a Access) checkClaims(ctx context.Context, t plan.Tenant, index int) error {
-	claims, err := ReadClaims(ctx, a.C)
+	claims, err := commentClaims(ctx, a.C)
 	if err != nil {
 		return err
 	}
 	for _, c := range claims {
-		kind, id, _ := strings.Cut(c.Object, " ")
-		if kind != "pool" && kind != "user" {
-			continue
-		}
+		id := c.id
 		switch {
 		case c.Tenant != t.Name && c.Index == index:
 			return fmt.Errorf("index: %d is tenant %s's (%s); refusing to grant tenant %s that index", index, c.Tenant, c.Object, t.Name)
