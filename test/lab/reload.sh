@@ -32,11 +32,11 @@ wait_gone() {
   while [ -n "$(frr_pids)" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.5; done
 }
 restart() {
-  # frrinit.sh restart stops what the pid files name and skips a daemon without one. A daemon still
-  # starting (watchfrr starts them one by one; FRR 10 under TCG takes minutes) or still exiting
-  # outlived it, kept its pid-file lock, and the new one died: "Could not lock pid_file
-  # /run/frr/bgpd.pid", "mgmtd failed to start", BGP never established. So: stop, then end every
-  # FRR process of this node and wait for them, then start. A daemon still starting does not act on
+  # frrinit.sh restart stops what the pid files name and skips a daemon without one; a daemon still
+  # starting (watchfrr starts them one by one; FRR 10 under TCG takes minutes) can outlive it and
+  # keep its pid-file lock ("Could not lock pid_file /run/frr/bgpd.pid" in a CI log; a control with
+  # frrinit.sh restart alone ended well, so this is defensive). So: stop, then end every FRR process
+  # of this node and wait for them, then start, as systemd ends the cgroup of a unit. A daemon still starting does not act on
   # SIGTERM (seen: minutes): after 20 s it gets SIGKILL, as the stop of systemd would after its timeout.
   # not on the ssh channel: the daemons of FRR 10 would keep it open (guest/node.sh)
   /usr/lib/frr/frrinit.sh stop </dev/null >"$t/restart.log" 2>&1 || true
