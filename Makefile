@@ -37,6 +37,9 @@ BENCH_TARGETS :=
 # The test targets that boot a QEMU guest (the lab, the guest route tests): TEST_LANES=2 runs them in
 # their own lane (a name here that is not in TEST_TARGETS runs nowhere).
 GUEST_TARGETS := test-lab-tenants test-lab-phase2 test-lab-drills test-route
+# The labs (QEMU TCG, minutes of FRR and ifupdown2 timing on a loaded machine) get a second attempt
+# when they fail; the first failure's lines are printed and the table says so (scripts/run-targets.sh).
+RETRY_TARGETS := test-lab-tenants test-lab-phase2 test-lab-drills
 
 # Fragments come before the rules that list their targets: make expands prerequisites as it reads.
 -include $(sort $(wildcard $(ROOT)/mk/*.mk))
@@ -104,7 +107,7 @@ test-go:
 # default) keeps the labs alone on the machine, as every green CI run had them.
 TEST_LANES ?= 1
 test:
-	@TEST_LANES=$(TEST_LANES) GUEST_TARGETS="$(GUEST_TARGETS)" LANE_PREP="build venv tools" $(ROOT)/scripts/run-targets.sh "$(MAKE)" lint-go test-go build $(TEST_TARGETS)
+	@TEST_LANES=$(TEST_LANES) GUEST_TARGETS="$(GUEST_TARGETS)" RETRY_TARGETS="$(RETRY_TARGETS)" LANE_PREP="build venv tools" $(ROOT)/scripts/run-targets.sh "$(MAKE)" lint-go test-go build $(TEST_TARGETS)
 	@echo 'make test: all green'
 
 bench:

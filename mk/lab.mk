@@ -70,7 +70,9 @@ lab-down:
 	$(ROOT)/test/lab/lab.sh down
 
 test-lab-molecule: build venv tools
-	cd $(ROOT) && $(LAB_MOLECULE_ENV) timeout $(LAB_TIMEOUT) $(VENV)/bin/molecule test -s lab
+	rm -f $(LAB_MOLECULE_DIR).logs/state.txt
+	cd $(ROOT) && $(LAB_MOLECULE_ENV) timeout $(LAB_TIMEOUT) $(VENV)/bin/molecule test -s lab \
+	  || { cat $(LAB_MOLECULE_DIR).logs/state.txt 2>/dev/null; exit 1; }
 
 test-lab-phase2: build venv tools
 	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/phase2.sh

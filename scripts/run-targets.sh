@@ -9,6 +9,11 @@
 # building them. The second lane's output goes to a log
 # that is printed when the lane ends; its targets' lines are prefixed in the table.
 #
+# RETRY_TARGETS: targets run a second time when they fail (the labs: TCG timing under a CI
+# machine's load). The first failure's lines are printed before the second attempt and again after
+# the table, and the table says which target passed on its second attempt: a retry is reported,
+# never silent.
+#
 # Usage: scripts/run-targets.sh MAKE TARGET...
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,18 +22,30 @@ make_cmd=$1; shift
 lanes=${TEST_LANES:-1}
 keep_going=${KEEP_GOING:-0}
 read -r -a guest_targets <<< "${GUEST_TARGETS:-}"
+read -r -a retry_targets <<< "${RETRY_TARGETS:-}"
 times=$(mktemp -d /tmp/dvt-run-targets.XXXXXX)
 trap 'rm -rf "$times"' EXIT
 
-# run_lane NAME TARGET...: each target with make, its time and status appended to $times/NAME.
+# run_lane NAME TARGET...: each target with make, its time, status and attempts appended to
+# $times/NAME. A target in RETRY_TARGETS that fails is run once more, after its failure's lines
+# (why_failed) are printed; the table says so.
 run_lane() {
-  local lane=$1 t start rc failed=0; shift
+  local lane=$1 t start rc failed=0 attempts; shift
   for t in "$@"; do
-    start=$(date +%s)
+    start=$(date +%s); attempts=1
     echo "== make $t (lane $lane, $(date -u +%H:%M:%S))"
-    $make_cmd --no-print-directory "$t"
-    rc=$?
-    printf '%s %s %s\n' "$t" "$(( $(date +%s) - start ))" "$rc" >> "$times/$lane"
+    $make_cmd --no-print-directory "$t" 2>&1 | tee "$times/target-$t.log"
+    rc=${PIPESTATUS[0]}
+    if [ "$rc" -ne 0 ] && is_retried "$t"; then
+      mv "$times/target-$t.log" "$times/target-$t.first.log"
+      echo "== make $t failed (rc $rc) on its first attempt, at $(date -u +%H:%M:%S); why:"
+      failure_lines "$times/target-$t.first.log"
+      echo "== make $t: second attempt"
+      attempts=2
+      $make_cmd --no-print-directory "$t" 2>&1 | tee "$times/target-$t.log"
+      rc=${PIPESTATUS[0]}
+    fi
+    printf '%s %s %s %s\n' "$t" "$(( $(date +%s) - start ))" "$rc" "$attempts" >> "$times/$lane"
     if [ "$rc" -ne 0 ]; then
       failed=1
       echo "== make $t failed (rc $rc)"
@@ -39,6 +56,17 @@ run_lane() {
 }
 
 is_guest_target() { local g; for g in "${guest_targets[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
+is_retried() { local g; for g in "${retry_targets[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
+
+# failure_lines LOG: the lines of a target's log that say why it failed (ansible's fatal and failed
+# lines, molecule's and the lab's errors, go test's FAIL), colours stripped, each cut to 400
+# characters, at most 20; then the lab's state if the target printed it (lab.sh state)
+failure_lines() {
+  sed 's/\x1b\[[0-9;]*m//g' "$1" > "$times/plain.log"
+  grep -E 'fatal: \[|failed: \[|FAILED!|^ERROR|ERROR +[A-Z]|^--- FAIL|^FAIL|: FAIL|FAILED:|Error [0-9]+$|^lab: ' "$times/plain.log" |
+    grep -v '^lab: state ' | cut -c1-400 | tail -n 20
+  grep '^lab: state ' "$times/plain.log" | cut -c1-300 | tail -n 24
+}
 
 table() {
   local lane t s rc total=0
@@ -47,17 +75,36 @@ table() {
   printf '%-22s %5s %8s  %s\n' target lane seconds result
   for lane in 1 2; do
     [ -f "$times/$lane" ] || continue
-    while read -r t s rc; do
-      printf '%-22s %5s %8s  %s\n' "$t" "$lane" "$s" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (rc $rc)")"
+    while read -r t s rc n; do
+      printf '%-22s %5s %8s  %s%s\n' "$t" "$lane" "$s" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (rc $rc)")" \
+        "$([ "$n" = 2 ] && echo " on its second attempt (the first failed; see why above and below)")"
     done < "$times/$lane"
   done
   echo "wall time: $(( $(date +%s) - wall_start )) s"
+}
+
+# why_failed: after the table, why each failed target failed, and why a retried target's first
+# attempt failed (failure_lines). A CI page shows a log's last lines only, and the cause of a
+# failure in a 20-minute target is otherwise thousands of lines above the table.
+why_failed() {
+  local lane t s rc n
+  for lane in 1 2; do
+    [ -f "$times/$lane" ] || continue
+    while read -r t s rc n; do
+      if [ "$n" = 2 ]; then
+        echo; echo "== why the first attempt of make $t failed"; failure_lines "$times/target-$t.first.log"
+      fi
+      [ "$rc" = 0 ] && continue
+      echo; echo "== why make $t failed"; failure_lines "$times/target-$t.log"
+    done < "$times/$lane"
+  done
 }
 
 wall_start=$(date +%s)
 if [ "$lanes" = 1 ] || [ ${#guest_targets[@]} -eq 0 ]; then
   run_lane 1 "$@"; rc=$?
   table
+  why_failed
   exit $rc
 fi
 
@@ -80,4 +127,5 @@ wait "$lane2"; rc2=$?
 echo "== lane 2 log"
 cat "$times/lane2.log"
 table
+why_failed
 [ "$rc1" = 0 ] && [ "$rc2" = 0 ]
