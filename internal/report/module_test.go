@@ -46,7 +46,13 @@ func (l *lab) setDNS(key, rdata string) {
 
 func newLab(t *testing.T) *lab {
 	t.Helper()
-	srv, root := pvesimtest.Start(t, pvesim.DefaultConfig())
+	return newLabWith(t, pvesim.DefaultConfig(), map[string]any{"count": 1})
+}
+
+// newLabWith is newLab on cfg, tdemo's VMs made with vmArgs (count, placement, site).
+func newLabWith(t *testing.T, cfg pvesim.Config, vmArgs map[string]any) *lab {
+	t.Helper()
+	srv, root := pvesimtest.Start(t, cfg)
 	l := &lab{t: t, srv: srv, root: root, dnsNames: map[string]string{
 		"tdemo-1.tdemo.mobile.deevnet.net. A":   "10.20.129.10",
 		"10.129.20.10.in-addr.arpa. PTR":        "tdemo-1.tdemo.mobile.deevnet.net.",
@@ -57,9 +63,18 @@ func newLab(t *testing.T) *lab {
 	l.exec(sdn.FabricModule(), map[string]any{"nodes": []any{map[string]any{"name": node, "interfaces": []any{"vmbr0.51"}}}})
 	l.exec(sdn.VRFModule(), map[string]any{"name": "tdemo", "index": 1})
 	l.exec(sdn.ApplyModule(), map[string]any{"allow_foreign_pending": true})
-	l.exec(vm.Module(), map[string]any{"name": "tdemo", "index": 1, "template": "9000", "count": 1, "state": "started"})
+	l.exec(vm.Module(), moduletest.With(map[string]any{"name": "tdemo", "index": 1, "template": "9000", "state": "started"}, flatten(vmArgs)...))
 	l.startDNS()
 	return l
+}
+
+// flatten is m as moduletest.With's key, value list.
+func flatten(m map[string]any) []any {
+	var out []any
+	for k, v := range m {
+		out = append(out, k, v)
+	}
+	return out
 }
 
 func (l *lab) must(err error) {

@@ -5,6 +5,8 @@ package report
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/deevnet/tenant/internal/module"
@@ -23,6 +25,7 @@ type VerifyOptions struct {
 	Site         map[string]any  `opt:"site"`
 	Resolver     ResolverOptions `opt:"resolver"`
 	FailOnFailed bool            `opt:"fail_on_failed"`
+	Maintenance  []string        `opt:"maintenance"`
 }
 
 // VerifyModule is tenant_verify: plugins/modules/tenant_verify.py documents it.
@@ -46,6 +49,7 @@ func verifySpec() module.Spec {
 			"port":   {Type: module.TypeInt, Default: 53},
 		}},
 		"fail_on_failed": {Type: module.TypeBool, Default: true},
+		"maintenance":    {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
 	})
 	for _, k := range verifyCredential {
 		o := *opts[k]
@@ -75,19 +79,72 @@ func verify(m *module.Module, o *VerifyOptions) (module.Result, error) {
 	ctx, cancel := context.WithTimeout(m.Context(), time.Duration(o.Timeout)*time.Second*4)
 	defer cancel()
 	now := time.Now().UTC().Format("2006-01-02T15:04:05Z")
+	away, err := awayNodes(ctx, c, o.Maintenance)
+	if err != nil {
+		return module.Result{}, err
+	}
 	checks := DNSChecks(ctx, Resolver{Server: o.Resolver.Server, Port: o.Resolver.Port}, t, now)
 	if c != nil {
-		checks = append(checks, PVEChecks(ctx, c, t, site.Nodes[0], now)...)
+		checks = append(checks, PVEChecks(ctx, c, t, site.Nodes[0], now, away)...)
 	}
-	values := map[string]any{"checks": checkValues(checks)}
+	left := 0
+	for _, ch := range checks {
+		if ch.Name == CheckLeft {
+			left++
+			m.Warn("VM " + ch.Target + ": " + ch.Detail)
+		}
+	}
+	values := map[string]any{"checks": checkValues(checks), "pending_nodes": pendingOf(checks, away)}
 	msg := FailedMessage(o.Name, checks)
 	if msg == "" {
-		return module.Result{Msg: "every check passed", Values: values}, nil
+		msg = "every check passed"
+		if left > 0 {
+			msg = fmt.Sprintf("every check passed; %d VM(s) on nodes offline in maintenance not checked in PVE", left)
+		}
+		return module.Result{Msg: msg, Values: values}, nil
 	}
 	if o.FailOnFailed {
 		return module.Result{}, module.Fail(msg, values)
 	}
 	return module.Result{Msg: msg, Values: values}, nil
+}
+
+// awayNodes are the nodes of maintenance that GET /nodes shows offline: their VMs cannot be read
+// (PVE answers 595). Without a maintenance list, or without a PVE connection, nothing is read.
+// A maintenance entry that names no cluster node is refused before any check.
+func awayNodes(ctx context.Context, c *pve.Client, maintenance []string) ([]string, error) {
+	if c == nil || len(maintenance) == 0 {
+		return nil, nil
+	}
+	status, err := pve.NodeStatus(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := pve.CheckMaintenance(maintenance, status); err != nil {
+		return nil, err
+	}
+	var away []string
+	for _, n := range maintenance {
+		if status[n] != "online" {
+			away = append(away, n)
+		}
+	}
+	return away, nil
+}
+
+// pendingOf are the away nodes some VM was left on, sorted.
+func pendingOf(checks []Check, away []string) []string {
+	out := []string{}
+	for _, n := range away {
+		for _, ch := range checks {
+			if ch.Name == CheckLeft && ch.Detail == LeftDetail(n) {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // checkValues are the checks as plain JSON values, which the module masks like the rest of its

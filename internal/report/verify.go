@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -28,6 +29,9 @@ const (
 	// CheckOwnRange fails for each guest the tenant's pool holds in another index's vmid range
 	// (squatting, docs/security.md); it is listed only when it fails.
 	CheckOwnRange = "Pool's VMs in the tenant's own vmid range"
+	// CheckLeft stands for a VM's PVE checks when its node is offline and in the operator's
+	// maintenance list: PVE cannot be asked (595), and the run says so instead of failing (#25).
+	CheckLeft = "VM left on its node in maintenance"
 )
 
 // lookupTries is how often a lookup the server did not answer is sent (dig +tries=2).
@@ -76,8 +80,9 @@ func answerCheck(name, target, want string, rec Record, now string) Check {
 }
 
 // PVEChecks checks each VM's configuration (name, address, gateway) and that it runs, on the node
-// PVE places it on (the site's first node when /cluster/resources does not list it).
-func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, now string) []Check {
+// PVE places it on (the site's first node when /cluster/resources does not list it). A VM on a node
+// in away (offline and in maintenance) gets one CheckLeft instead, which passes and says why.
+func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, now string, away []string) []Check {
 	nodes := map[int]string{}
 	var rows []row
 	var out []Check
@@ -98,8 +103,12 @@ func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, 
 		if !ok {
 			node = fallbackNode
 		}
-		base := fmt.Sprintf("/nodes/%s/qemu/%d/", url.PathEscape(node), vm.VMID)
 		target := fmt.Sprintf("%s (%d)", vm.Name, vm.VMID)
+		if slices.Contains(away, node) {
+			out = append(out, Check{Name: CheckLeft, Target: target, Time: now, OK: true, Detail: LeftDetail(node)})
+			continue
+		}
+		base := fmt.Sprintf("/nodes/%s/qemu/%d/", url.PathEscape(node), vm.VMID)
 		conf := Check{Name: CheckConfig, Target: target, Time: now}
 		var cfg row
 		if err := c.Get(ctx, base+"config", nil, &cfg); err != nil {
@@ -125,6 +134,12 @@ func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, 
 		out = append(out, conf, run)
 	}
 	return out
+}
+
+// LeftDetail is CheckLeft's detail, and the warning of a run that left VMs on node.
+func LeftDetail(node string) string {
+	return fmt.Sprintf("node %s is offline and in maintenance: its configuration and state were not checked; "+
+		"the first run after %s returns checks them (pending_nodes)", node, node)
 }
 
 // answered says what PVE answered instead of the object.

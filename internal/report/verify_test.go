@@ -3,11 +3,13 @@ package report_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
 
 	"github.com/deevnet/tenant/internal/module/moduletest"
+	"github.com/deevnet/tenant/internal/pvesim"
 	"github.com/deevnet/tenant/internal/report"
 )
 
@@ -242,5 +244,52 @@ func TestVerifyFailsTheSquatter(t *testing.T) {
 	want := `Pool's VMs in the tenant's own vmid range: tenant-tdemo: vmid 10202 ("squat") is held by tenant tdemo's pool, in index 2's range 10200-10299, not its own`
 	if !out.Failed || !strings.Contains(out.Msg, want) {
 		t.Fatalf("res = %v\nwant a message with %q", res, want)
+	}
+}
+
+// A VM on a node that is offline fails its PVE checks (PVE answers 595); with the node in the
+// operator's maintenance list it gets one passing CheckLeft instead, the run warns naming the VM
+// and the node and returns the node in pending_nodes (#25, drill (b)). A node in maintenance that
+// is online is checked as usual, and a maintenance entry that names no node is refused.
+func TestVerifyMaintenance(t *testing.T) {
+	const node2 = "dv02hyp002p03"
+	cfg := pvesim.DefaultConfig()
+	cfg.Nodes = append(cfg.Nodes, pvesim.NodeConfig{Name: node2, MaxCPU: 16, MaxMem: 68719476736})
+	cfg.Storages = append(cfg.Storages, pvesim.StorageConfig{ID: "shared", Type: "rbd", Content: []string{"images"}, Shared: true, Clone: true})
+	cfg.Templates[0].Config["scsi0"] = "shared:base-9000-disk-0,size=3G"
+	cfg.Templates[0].Config["ide2"] = "shared:vm-9000-cloudinit,media=cdrom"
+	l := newLabWith(t, cfg, map[string]any{"count": 2, "placement": "spread", "site": map[string]any{"nodes": []any{node, node2}}})
+	l.setDNS("tdemo-2.tdemo.mobile.deevnet.net. A", "10.20.129.11")
+	l.setDNS("11.129.20.10.in-addr.arpa. PTR", "tdemo-2.tdemo.mobile.deevnet.net.")
+	args := func(kv ...any) map[string]any { return l.verifyArgs(append([]any{"vms", 2}, kv...)...) }
+	out, res := l.verify(args("maintenance", []any{node2}))
+	if out.Failed || out.Msg != "every check passed" || len(out.Checks) != 8 || fmt.Sprint(res["pending_nodes"]) != "[]" {
+		t.Fatalf("online node in maintenance: res = %v", res)
+	}
+	if err := l.srv.SetNodeOffline(node2, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	out, res = l.verify(args())
+	if !out.Failed || !strings.Contains(out.Msg, "tdemo-2 (10102): PVE answered 595") {
+		t.Fatalf("offline node not in maintenance: res = %v", res)
+	}
+	out, res = l.verify(args("maintenance", []any{node2}))
+	wantChecks(t, out.Checks, []string{
+		"A record through the resolver | tdemo-1.tdemo.mobile.deevnet.net | ok | 10.20.129.10",
+		"A record through the resolver | tdemo-2.tdemo.mobile.deevnet.net | ok | 10.20.129.11",
+		"PTR record through the resolver | 10.20.129.10 | ok | tdemo-1.tdemo.mobile.deevnet.net.",
+		"PTR record through the resolver | 10.20.129.11 | ok | tdemo-2.tdemo.mobile.deevnet.net.",
+		"PVE configuration (name, address, gateway) | tdemo-1 (10101) | ok | name tdemo-1, ipconfig0 ip=10.20.129.10/24,gw=10.20.129.1",
+		"VM running | tdemo-1 (10101) | ok | status running",
+		"VM left on its node in maintenance | tdemo-2 (10102) | ok | " + report.LeftDetail(node2),
+	})
+	warn := "VM tdemo-2 (10102): " + report.LeftDetail(node2)
+	if out.Failed || !strings.Contains(out.Msg, "1 VM(s) on nodes offline in maintenance") ||
+		fmt.Sprint(res["pending_nodes"]) != "["+node2+"]" || fmt.Sprint(res["warnings"]) != "["+warn+"]" {
+		t.Fatalf("offline node in maintenance: res = %v", res)
+	}
+	out, res = l.verify(l.verifyArgs("maintenance", []any{"dv02hyp002p09"}))
+	if !out.Failed || !strings.Contains(out.Msg, `maintenance[0]: "dv02hyp002p09" is not a cluster node`) || len(out.Checks) != 0 {
+		t.Fatalf("unknown node: res = %v", res)
 	}
 }

@@ -67,6 +67,20 @@ options:
         the site report first).
     type: bool
     default: true
+  maintenance:
+    description:
+      - Cluster nodes the operator has taken out of service (the substrate's C(substrate_maintenance)), as
+        M(deevnet.tenant.tenant_vm) takes them.
+      - A VM on a node of this list that C(GET /nodes) shows offline is not asked of PVE (it would answer 595); its two
+        PVE checks are replaced by one passing check C(VM left on its node in maintenance) whose detail names the node,
+        the run warns naming the VM and the node, and RV(pending_nodes) lists the node. The first run after the node
+        returns checks the VM again.
+      - A VM on an offline node not in this list fails its PVE checks (C(PVE answered 595 - No route to host)).
+      - An entry that names no cluster node fails the run before any check, naming the entry. With an empty list
+        C(GET /nodes) is not read.
+    type: list
+    elements: str
+    default: []
   api_host:
     description:
       - Host name or address of the Proxmox VE API. Without it no PVE check is made (only the resolver is asked); with
@@ -133,4 +147,10 @@ checks:
     - {name: A record through the resolver, target: tdemo-1.tdemo.mobile.deevnet.net, ok: true, detail: 10.20.129.10,
        time: "2026-12-01T04:00:00Z"}
     - {name: VM running, target: tdemo-1 (10101), ok: false, detail: status stopped, time: "2026-12-01T04:00:00Z"}
+pending_nodes:
+  description: The nodes of O(maintenance) that are offline and hold a VM of the tenant, which was therefore not checked in PVE; sorted.
+  returned: always
+  type: list
+  elements: str
+  sample: [dv02hyp002p03]
 '''
