@@ -34,7 +34,10 @@
 #                     (lost packets and longest gap per event; 0 lost, no FRR restart); drill (a): the
 #                     last node fails (trunk down, FRR killed), BGP/BFD detection and EVPN withdrawal
 #                     against BFD's detection time, the other node's VMs keep egress and DNS, the node
-#                     reboots from its disk and every check is green. Drill table: LAB_DIR/drill.log.
+#                     reboots from its disk and every check is green; drill (b): the node in maintenance
+#                     (substrate_maintenance) while tother is converged with a change, then back and
+#                     converged; drill (c): the registry lost and rebuilt, then the site wiped (lab.sh
+#                     wipe) and rebuilt by the site playbook. Drill tables: LAB_DIR/drill.log.
 #                     Not in TEST_TARGETS (CI is over its budget; test/lab/README.md, Drills).
 #   make demo-lab / demo-lab-down   test/lab/demo.sh: the lab with tdemo, ending with a ping to tdemo-2 on the
 #                     other node and a dig A and PTR of tdemo-1 through the resolver host 10.20.99.1, from
@@ -83,5 +86,7 @@ demo-lab: build venv tools
 demo-lab-down:
 	$(ROOT)/test/lab/demo.sh down
 
+# the drills boot one lab and run five events and three drills in it: longer than stage D
+LAB_DRILLS_TIMEOUT ?= 4800
 test-lab-drills: build venv tools
-	timeout $(LAB_TIMEOUT) $(ROOT)/test/lab/drills.sh test
+	timeout $(LAB_DRILLS_TIMEOUT) $(ROOT)/test/lab/drills.sh test

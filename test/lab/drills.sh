@@ -10,6 +10,15 @@
 #                       keep egress and DNS; BFD detection and EVPN withdrawal timed against the BFD
 #                       detection time of the rendered frr.conf; p03 reboots from its disk and every
 #                       check is green
+#   drills.sh maint     drill (b): the other tenant converged; the node fails; a converge with the
+#                       change fails naming it and changes nothing; with the node in maintenance
+#                       (substrate_maintenance) it converges, places new VMs on online nodes and
+#                       reports what is left; the node returns; the next converge finishes; every
+#                       check is green
+#   drills.sh site      drill (c): the registry lost and rebuilt from PVE and DNS (registry playbook);
+#                       then the site wiped (lab.sh wipe) and rebuilt by one command, the site
+#                       playbook, from the inventory, the registry, the attachments and the tenants'
+#                       declarations (test/lab/tenants); every check green; the times printed
 # Every drill writes its events with timestamps to LAB_DIR/drill.log (and prints them).
 # env: LAB_DIR, DRILL_FLOW_TENANT (tdemo), DRILL_OTHER (test/lab/tenants/tother.yml),
 #      DRILL_NODE (the node that fails: the inventory's last hypervisor), DRILL_SETTLE (5 s after each
@@ -239,15 +248,49 @@ only_vms_on() {
   return $rc
 }
 
+# sim NODE online|offline: the cluster sees the node leave or return (corosync): pvesim's admin
+# endpoint; prints what pvesim did
+sim() {
+  PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; r = Pvesim(sys.argv[1]).call("/_sim/nodes/%s/%s" % (sys.argv[2], sys.argv[3]), method="POST", auth=False); print("pvesim: %s %s: %s" % (sys.argv[2], sys.argv[3], " / ".join(r.get("data") or []) if isinstance(r, dict) else ""))' "$LAB_DIR" "$1" "$2"
+}
+
+# node_down NODE: the node fails as one losing power: its trunk down and every FRR daemon killed at
+# once, then pvesim's node offline. Prints the guest time of the failure.
+node_down() {
+  local spec port
+  spec=$(node_spec "$1"); port=$(echo "$spec" | cut -d, -f3)
+  # shellcheck disable=SC2016
+  sshl lab "date +%s.%N; ip -n $1 link set $port down
+    for p in \$(ip netns pids $1); do case \$(cat /proc/\$p/comm) in zebra|bgpd|bfdd|staticd|fabricd|ospfd|mgmtd|watchfrr) kill -9 \$p;; esac; done" </dev/null
+  sim "$1" offline >> "$LAB_DIR/drill.log"
+}
+
+# node_back NODE: the node rebooted from its installed state (namespace and trunk anew, the VMs on
+# it restarted, ifupdown2 and FRR started from the files on its disk), back in the cluster (pvesim
+# online: pve-sdn-commit at boot), its VMs plugged again. Prints the guest time of the reboot.
+node_back() {
+  local spec port mgmt
+  spec=$(node_spec "$1"); port=$(echo "$spec" | cut -d, -f3); mgmt=$(echo "$spec" | cut -d, -f2)
+  ssh -F "$LAB_DIR/ssh_config" -O exit "$1" 2>/dev/null || true
+  rm -rf "$LAB_DIR/cp"
+  # shellcheck disable=SC2016
+  sshl lab "date +%s.%N
+    for p in \$(ip netns pids $1); do kill -9 \$p; done; ip netns del $1
+    for v in \$(awk -v n=$1 '\$3 == n {print \$2}'); do ip netns del vm-\$v; done
+    /lab/topo.sh node ${spec%,*,*} && /lab/node.sh $1 $mgmt $port boot >/dev/null" < "$LAB_DIR/vms"
+  sim "$1" online | tee -a "$LAB_DIR/drill.log" >&2
+  lab vms >&2
+}
+
 # fail: drill (a) (see the header)
 fail() {
   need_lab
-  local fspec ospec F O lof port mgmt vm br mac ip bound b n t0 t1 tret tb tg tf tr tbu tgu w rc=0
+  local fspec ospec F O lof vm br mac ip bound b n t0 t1 tret tb tg tf tr tbu tgu w rc=0
   lab vms
   F=${DRILL_NODE:-$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | tail -1 | cut -d, -f1)}
   fspec=$(node_spec "$F"); ospec=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | grep -v "^$F," | head -1)
   O=${ospec%%,*}; DNODE_O=$O
-  lof=$(echo "$fspec" | cut -d, -f4); port=$(echo "$fspec" | cut -d, -f3); mgmt=$(echo "$fspec" | cut -d, -f2)
+  lof=$(echo "$fspec" | cut -d, -f4)
   # the flow tenant's VM on F: its MAC must leave O's fdb and its host route O's VRF
   read -r _ vm _ br mac ip _ < <(awk -v n="$F" -v t="$FLOW_TENANT-" '$3 == n && index($2, t) == 1' "$LAB_DIR/vms" | head -1)
   [ -n "${vm:-}" ] || { log "no $FLOW_TENANT VM on $F"; return 1; }
@@ -262,12 +305,7 @@ fail() {
   [ "$(bfd_bound "$O" | head -1)" != none ] || dlog "note: the EVPN neighbors in $O's frr.conf have no bfd"
   watch_start "$O" "$lof" "$br" "${br%v*}" "$mac" "${ip%/*}"
   sleep 3
-  # the failure: the trunk down and every FRR daemon killed at once, as a node losing power
-  # shellcheck disable=SC2016
-  t0=$(sshl lab "date +%s.%N; ip -n $F link set $port down
-    for p in \$(ip netns pids $F); do case \$(cat /proc/\$p/comm) in zebra|bgpd|bfdd|staticd|fabricd|ospfd|mgmtd|watchfrr) kill -9 \$p;; esac; done" </dev/null)
-  # the cluster sees it leave (corosync): pvesim's node offline
-  PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/nodes/%s/offline" % sys.argv[2], method="POST", auth=False)' "$LAB_DIR" "$F"
+  t0=$(node_down "$F")
   w=$LAB_DIR/watch-$O.log
   tb=$(wait_for "$w" "$t0" '$2 == "bfd" && $3 != "up"' 60) || tb=""
   tg=$(wait_for "$w" "$t0" '$2 == "bfd" && $5 != "Established"' 60) || tg=""
@@ -287,7 +325,14 @@ fail() {
   # and TCG's slowness); without BFD, BGP's hold time (9 s with `frr defaults datacenter`) detects
   local slack=${DRILL_SLACK:-2} lim d
   lim=$(awk -v b="$b" -v s="$slack" 'BEGIN {print b / 1000 + s}')
-  for e in "detection (BGP session down):$tg" "withdrawal of MAC and route:$( [ -n "$tf" ] && [ -n "$tr" ] && awk -v a="$tf" -v b="$tr" 'BEGIN {print (a > b ? a : b)}')"; do
+  # detection: BGP leaving Established as vtysh samples it, or the first withdrawal if that was seen
+  # earlier: O withdraws F's MAC or route only once its BGP (or fabric) has seen F go, and a vtysh
+  # sample under TCG takes longer than the kernel's (the period is said below)
+  local td=$tg per
+  for d in $tf $tr; do [ -z "$td" ] || awk -v a="$d" -v b="$td" 'BEGIN {exit !(a < b)}' && td=$d; done
+  per=$(awk '$2 == "bfd" {if (p) {n++; s += $1 - p} p = $1} END {if (n) printf "%.2f", s / n; else print "?"}' "$w")
+  dlog "     (vtysh sampled BFD and BGP every $per s on average, the kernel's fdb and routes every ~0.05 s)"
+  for e in "detection (BGP session down, or the first withdrawal it caused):$td" "withdrawal of MAC and route:$( [ -n "$tf" ] && [ -n "$tr" ] && awk -v a="$tf" -v b="$tr" 'BEGIN {print (a > b ? a : b)}')"; do
     d=never; [ -z "${e##*:}" ] || d="$(secs "$t0" "${e##*:}") s"
     if [ "$d" != never ] && awk -v d="${d% s}" -v l="$lim" 'BEGIN {exit !(d <= l)}'; then
       dlog "ok   ${e%:*} $d <= BFD detection ${b} ms + ${slack} s"
@@ -297,14 +342,7 @@ fail() {
   if only_vms_on "$O" egress dns | tee -a "$LAB_DIR/drill.log"; then :; else rc=1; fi
   # back: rebooted from its installed state (namespace and trunk anew, the VMs on it restarted,
   # ifupdown2 and FRR started from the files on its disk), back in the cluster (pve-sdn-commit at boot)
-  ssh -F "$LAB_DIR/ssh_config" -O exit "$F" 2>/dev/null || true
-  rm -rf "$LAB_DIR/cp"
-  tret=$(sshl lab "date +%s.%N
-    for p in \$(ip netns pids $F); do kill -9 \$p; done; ip netns del $F
-    for v in \$(awk -v n=$F '\$3 == n {print \$2}'); do ip netns del vm-\$v; done
-    /lab/topo.sh node ${fspec%,*,*} && /lab/node.sh $F $mgmt $port boot >/dev/null" < "$LAB_DIR/vms")
-  PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; print("pvesim: %s back: %s" % (sys.argv[2], " / ".join(Pvesim(sys.argv[1]).call("/_sim/nodes/%s/online" % sys.argv[2], method="POST", auth=False)["data"])))' "$LAB_DIR" "$F" | tee -a "$LAB_DIR/drill.log"
-  lab vms
+  tret=$(node_back "$F")
   tbu=$(wait_for "$w" "$tret" '$2 == "bfd" && $3 == "up"' 300) || tbu=""
   tgu=$(wait_for "$w" "$tret" '$2 == "bfd" && $5 == "Established"' 300) || tgu=""
   if lab check > "$LAB_DIR/check-after-fail.log" 2>&1; then t1=$(gnow); else t1=""; rc=1; fi
@@ -322,9 +360,140 @@ fail() {
   return $rc
 }
 
+# tenant_vms NAME: "vmid name node memory" of each VM of tenant NAME pvesim holds, read back from its
+# API (as root), sorted; memory "offline" for a VM on an offline node
+tenant_vms() {
+  PYTHONPATH=$HERE "$VENV/bin/python" - "$LAB_DIR" "$1" <<'PY'
+import sys
+import urllib.error
+from pvesimapi import Pvesim
+get = Pvesim(sys.argv[1]).get
+rows = []
+for r in get("/cluster/resources?type=vm"):
+    if r.get("template") or not r.get("name", "").startswith(sys.argv[2] + "-"):
+        continue
+    try:
+        mem = get("/nodes/%s/qemu/%d/config" % (r["node"], r["vmid"])).get("memory", "-")
+    except urllib.error.HTTPError as e:
+        if e.code != 595:  # PVE's answer for a node that is offline: its config cannot be read
+            raise
+        mem = "offline"
+    rows.append("%d %s %s %s" % (r["vmid"], r["name"], r["node"], mem))
+print("\n".join(sorted(rows)))
+PY
+}
+
+# maint: drill (b) (see the header)
+maint() {
+  need_lab
+  local F O name index t0 tret before after rc=0
+  read -r name index < <(tenant_field "$OTHER")
+  changed "$OTHER" "$LAB_DIR/other-changed.yml"
+  F=${DRILL_NODE:-$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | tail -1 | cut -d, -f1)}
+  O=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | grep -v "^$F," | head -1 | cut -d, -f1)
+  dlog ""
+  dlog "## Drill (b): $F in maintenance while $name is converged with a change ($(date -u +%F))"
+  dlog ""
+  lab playbook deevnet.tenant.onboard -e "tenant_name=$name" -e "tenant_index=$index"
+  tenant_converge "$OTHER"
+  t0=$(node_down "$F")
+  dlog "$(stamp "$t0") $F down (trunk, FRR), offline in pvesim"
+  # the control: the maintenance variable not set, the converge must fail before any write and
+  # name the node
+  before=$(tenant_vms "$name")
+  if lab playbook deevnet.tenant.tenant -e "tenant_file=$LAB_DIR/other-changed.yml" 2> "$LAB_DIR/maint-control.log"; then
+    dlog "FAIL $name converged with $F offline and not in maintenance (a silent success)"; rc=1
+  elif ! grep '^fatal: ' "$LAB_DIR/maint-control.log" | grep -q "$F"; then
+    dlog "FAIL the converge with $F offline failed without naming $F:"; tail -5 "$LAB_DIR/maint-control.log" | tee -a "$LAB_DIR/drill.log"; rc=1
+  else
+    dlog "ok   $F offline, not in maintenance: the converge failed naming it: $(sed -n 's/^fatal: .*"msg": "\(.*\)"}$/\1/p' "$LAB_DIR/maint-control.log" | head -1 | cut -c1-240)"
+  fi
+  after=$(tenant_vms "$name")
+  if [ "$before" = "$after" ]; then dlog "ok   that failed converge changed none of $name's VMs"
+  else dlog "FAIL that failed converge changed $name's VMs: $(diff <(echo "$before") <(echo "$after") | grep '^[<>]' | tr '\n' ' ')"; rc=1; fi
+  # the change with the node in maintenance: what can be converged is, new VMs go to online nodes,
+  # what is left for F is reported
+  if lab playbook deevnet.tenant.tenant -e "tenant_file=$LAB_DIR/other-changed.yml" -e "{\"substrate_maintenance\": [\"$F\"]}" 2>/dev/null; then
+    dlog "ok   $name converged with $F in maintenance ($(date -u +%H:%M:%S))"
+  else dlog "FAIL $name's converge with $F in maintenance failed"; tail -20 "$LAB_DIR/ansible-last.log" >&2; rc=1; fi
+  if grep -q "WARNING.*$F" "$LAB_DIR/ansible-last.log"; then
+    dlog "ok   what was left for $F was reported: $(grep -m1 -o "WARNING.*$F.*" "$LAB_DIR/ansible-last.log" | cut -c1-200)"
+  else dlog "FAIL no warning named what was left for $F"; rc=1; fi
+  after=$(tenant_vms "$name")
+  echo "$after" | sed 's/^/     /' | tee -a "$LAB_DIR/drill.log"
+  if echo "$after" | awk -v f="$F" -v n="$(echo "$before" | grep -c .)" 'NR > n && $3 == f {bad = 1} END {exit bad}'; then
+    dlog "ok   no new VM of $name placed on $F"
+  else dlog "FAIL a new VM of $name was placed on $F, which is in maintenance"; rc=1; fi
+  lab vms
+  if only_vms_on "$O" tenants egress dns | tee -a "$LAB_DIR/drill.log"; then :; else rc=1; fi
+  # back, then the first converge without the maintenance variable finishes what was left
+  tret=$(node_back "$F")
+  dlog "$(stamp "$tret") $F back (rebooted from its disk), online in pvesim"
+  if tenant_converge "$LAB_DIR/other-changed.yml"; then dlog "ok   $name converged after $F returned ($(date -u +%H:%M:%S))"
+  else dlog "FAIL $name's converge after $F returned failed"; rc=1; fi
+  after=$(tenant_vms "$name")
+  if echo "$after" | awk -v m="$(yq_memory "$LAB_DIR/other-changed.yml")" '$4 != m {bad = 1} END {exit bad}'; then
+    dlog "ok   every VM of $name has the changed memory, the one on $F included"
+  else dlog "FAIL not every VM of $name has the changed memory: $(echo "$after" | tr '\n' ' ')"; rc=1; fi
+  if lab check > "$LAB_DIR/check-after-maint.log" 2>&1; then dlog "ok   every check of lab.sh green after $F returned ($(date -u +%H:%M:%S))"
+  else rc=1; fi
+  dlog "$(grep -c '^ok' "$LAB_DIR/check-after-maint.log") checks ok, $(grep -c '^FAIL' "$LAB_DIR/check-after-maint.log") FAIL after the return"
+  grep '^FAIL' "$LAB_DIR/check-after-maint.log" | tee -a "$LAB_DIR/drill.log" || true
+  lab destroy "$LAB_DIR/other-changed.yml" || rc=1
+  return $rc
+}
+
+# yq_memory FILE: the memory (MiB) a declaration gives its VMs
+yq_memory() { "$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant"]["vms"]["memory"])' "$1"; }
+
+# registry_entries FILE: "name index" of each tenant of a registry file, sorted
+registry_entries() {
+  "$VENV/bin/python" -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])) or {}; [print(k, v["index"] if isinstance(v, dict) else v) for k, v in sorted((d.get("tenants") or {}).items())]' "$1"
+}
+
+# site: drill (c) (see the header)
+site() {
+  need_lab
+  local reg t0 t1 rc=0 before after
+  reg=$LAB_DIR/tenants.yml
+  dlog ""
+  dlog "## Drill (c): a lost registry, then the whole site from empty ($(date -u +%F))"
+  dlog ""
+  # a lost registry, rebuilt from what PVE and DNS hold: every tenant PVE holds at the index it had
+  before=$(registry_entries "$reg")
+  mv "$reg" "$LAB_DIR/tenants.yml.lost"
+  if lab playbook deevnet.tenant.registry; then
+    after=$(registry_entries "$reg")
+    # the registry also keeps indexes reserved after a destroy (tenants PVE no longer holds): the
+    # rebuilt one must give every tenant PVE holds the index it had, and invent nothing
+    if [ -n "$after" ] && [ -z "$(comm -13 <(echo "$before") <(echo "$after"))" ]; then
+      dlog "ok   the registry rebuilt from PVE and DNS: $(echo "$after" | tr '\n' ' ')(lost: $(echo "$before" | tr '\n' ' '))"
+    else dlog "FAIL the rebuilt registry ($(echo "$after" | tr '\n' ' ')) is not within the lost one ($(echo "$before" | tr '\n' ' '))"; rc=1; fi
+  else dlog "FAIL the registry playbook failed on a lost registry"; rc=1; fi
+  # the reserved indexes PVE cannot know of come back from the substrate repository's copy
+  cp "$LAB_DIR/tenants.yml.lost" "$reg"
+  t0=$(date +%s)
+  lab wipe
+  dlog "$(date -u +%H:%M:%S) the site wiped: pvesim and DNS empty, every node installed again; kept: registry, attachments ($(ls "$LAB_DIR/attachments" | tr '\n' ' '))"
+  t1=$(date +%s)
+  if lab playbook deevnet.tenant.site -e "substrate_tenants_dir=$HERE/tenants"; then
+    dlog "ok   $(grep -o 'site restored in [^"]*' "$LAB_DIR/ansible-last.log" | head -1 | cut -c1-200)"
+  else dlog "FAIL the site playbook failed on the wiped site"; rc=1; fi
+  dlog "     the site playbook took $(( $(date +%s) - t1 )) s (the wipe $(( t1 - t0 )) s)"
+  lab vms
+  if lab check > "$LAB_DIR/check-after-site.log" 2>&1; then
+    dlog "ok   every check of lab.sh green on the rebuilt site, $(( $(date +%s) - t1 )) s after the site playbook started"
+  else rc=1; fi
+  dlog "$(grep -c '^ok' "$LAB_DIR/check-after-site.log") checks ok, $(grep -c '^FAIL' "$LAB_DIR/check-after-site.log") FAIL on the rebuilt site"
+  grep '^FAIL' "$LAB_DIR/check-after-site.log" | tee -a "$LAB_DIR/drill.log" || true
+  return $rc
+}
+
 case ${1:-} in
+  site) site;;
   traffic) traffic;;
   fail) fail;;
+  maint) maint;;
   test)
     export LAB_TENANTS=${LAB_TENANTS:-$HERE/tenants/tdemo.yml}
     # named here, so that down finds it even when up fails half way
@@ -333,7 +502,9 @@ case ${1:-} in
     lab up >/dev/null
     rc=0; traffic || rc=1
     fail || rc=1
+    maint || rc=1
+    site || rc=1
     cat "$LAB_DIR/drill.log"
     exit $rc;;
-  *) sed -n '2,19p' "$0"; exit 2;;
+  *) sed -n '2,25p' "$0"; exit 2;;
 esac

@@ -57,19 +57,21 @@ restart() {
   want="zebra staticd $([ -x /usr/lib/frr/mgmtd ] && echo mgmtd) $(sed -n "s/^\([a-z0-9]*d\)=yes$/\1/p" /etc/frr/daemons | tr "\n" " ")"
   # up to 600 s: the daemons of FRR 10 take minutes to start under TCG on a loaded machine
   i=0; while [ $i -lt 1200 ]; do
-    have=" $(vtysh -c "show daemons" 2>/dev/null | tr -s " \n" "  ") "
+    have=" $(timeout 30 vtysh -c "show daemons" 2>/dev/null | tr -s " \n" "  ") "
     missing=""; for d in $want; do case $have in *" $d "*) ;; *) missing="$missing $d";; esac; done
     [ -z "$missing" ] && break; sleep 0.5; i=$((i+1))
   done
   [ -z "$missing" ] || { echo "frr: daemons not running after restart:$missing"; exit 1; }
   grep -q "^router bgp" /etc/frr/frr.conf || return 0
-  i=0; while [ $i -lt 20 ] && ! vtysh -c "show running-config" | grep -q "^router bgp"; do sleep 0.5; i=$((i+1)); done
-  if ! vtysh -c "show running-config" | grep -q "^router bgp"; then echo "lab: frr config not applied at start; vtysh -b"; vtysh -b; fi
+  i=0; while [ $i -lt 20 ] && ! timeout 60 vtysh -c "show running-config" | grep -q "^router bgp"; do sleep 0.5; i=$((i+1)); done
+  if ! timeout 60 vtysh -c "show running-config" | grep -q "^router bgp"; then echo "lab: frr config not applied at start; vtysh -b"; timeout 300 vtysh -b; fi
 }
 if ! cmp -s /etc/frr/daemons "$t/daemons.old"; then
   echo "daemons changed: restarting frr"; restart
-elif ! /usr/lib/frr/frr-reload.py --stdout --reload /etc/frr/frr.conf; then
-  echo "frr-reload.py failed: restarting frr"; restart
+# bounded: vtysh waits without end for a daemon that accepts and never answers, and the SDN apply
+# would then wait for its own timeout (20 min in the lab) with nothing said
+elif ! timeout 300 /usr/lib/frr/frr-reload.py --stdout --reload /etc/frr/frr.conf; then
+  echo "frr-reload.py failed or ran over 300 s: restarting frr"; restart
 fi'
 { echo "=== $(date -u +%T) reload $node"; tar -C "$dir" -cf - etc | ssh -F "$LAB_DIR/ssh_config" "$node" "$remote"; } 2>&1 \
   | tee -a "$LAB_DIR/reload-$node.log"

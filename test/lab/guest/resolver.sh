@@ -16,6 +16,8 @@ stop() { kill "$(cat "$D/unbound.pid" 2>/dev/null)" 2>/dev/null || true
 case $1 in
   up)
     port=$2
+    # also again on a lab whose controller side restarted (lab.sh wipe): the old Unbound and relay go
+    stop; kill "$(cat "$D/relay.pid" 2>/dev/null)" 2>/dev/null || true
     mkdir -p "$D/conf.d"
     cat > "$D/unbound.conf" <<CONF
 server:
@@ -64,6 +66,7 @@ while True:
     threading.Thread(target=pipe, args=(c, u), daemon=True).start()
     threading.Thread(target=pipe, args=(u, c), daemon=True).start()
 ' "$port" > "$D/relay.log" 2>&1 < /dev/null &
+    echo $! > "$D/relay.pid"
     start;;
   reload)
     # conf.d arrives on stdin as a tar of the stub files (the directory's whole content)
