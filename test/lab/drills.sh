@@ -19,6 +19,7 @@
 #                       then the site wiped (lab.sh wipe) and rebuilt by one command, the site
 #                       playbook, from the inventory, the registry, the attachments and the tenants'
 #                       declarations (test/lab/tenants); every check green; the times printed
+#   drills.sh back NODE a node a stopped drill left failed, rebooted from its disk and back online
 # Every drill writes its events with timestamps to LAB_DIR/drill.log (and prints them).
 # env: LAB_DIR, DRILL_FLOW_TENANT (tdemo), DRILL_OTHER (test/lab/tenants/tother.yml),
 #      DRILL_NODE (the node that fails: the inventory's last hypervisor), DRILL_SETTLE (5 s after each
@@ -494,6 +495,8 @@ case ${1:-} in
   traffic) traffic;;
   fail) fail;;
   maint) maint;;
+  # a node a drill left failed (stopped half way): rebooted from its disk, back online in pvesim
+  back) need_lab; node_back "$2";;
   test)
     export LAB_TENANTS=${LAB_TENANTS:-$HERE/tenants/tdemo.yml}
     # named here, so that down finds it even when up fails half way
@@ -506,5 +509,5 @@ case ${1:-} in
     site || rc=1
     cat "$LAB_DIR/drill.log"
     exit $rc;;
-  *) sed -n '2,25p' "$0"; exit 2;;
+  *) sed -n '2,26p' "$0"; exit 2;;
 esac
