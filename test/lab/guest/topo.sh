@@ -27,8 +27,8 @@ RESOLVER=10.20.99.1/24; RESOLVER_GW=10.20.99.254/24
 PDNS=10.20.99.2/24
 OUTSIDE=198.51.100.1/24; WAN=198.51.100.2/24
 
-port() { # port NS IFNAME SWPORT: a veth from NS (named IFNAME) to the switch (named SWPORT)
-  ip link add "$3" netns sw type veth peer name "$2" netns "$1"
+port() { # port NS IFNAME SWPORT [MAC]: a veth from NS (named IFNAME, with MAC if given) to the switch (named SWPORT)
+  ip link add "$3" netns sw type veth peer name "$2" netns "$1" ${4:+address "$4"}
   ip -n sw link set "$3" master br0 up
   ip -n "$1" link set "$2" up
 }
@@ -41,7 +41,10 @@ node() {
   # the old namespace of a node back from a power loss is freed by the kernel in its own time (tens
   # of seconds under TCG), its trunk's switch end with it: removed here, the pair goes at once
   ip -n sw link del "p-$(echo "$n" | tail -c 4)" 2>/dev/null || true
-  port "$n" "$p" "p-$(echo "$n" | tail -c 4)"
+  # the trunk's MAC is the node's own, the same after a reboot, as a NIC's is: vmbr0 and its VLAN
+  # devices take it, and the other node's neighbour entries stay right (a new random MAC after a
+  # drill's reboot left the other node's ARP entry stale, and its first underlay ping unanswered)
+  port "$n" "$p" "p-$(echo "$n" | tail -c 4)" "$(echo "$n" | md5sum | sed 's/^\(..\)\(..\)\(..\)\(..\).*/02:dd:\1:\2:\3:\4/')"
   for v in 50 51; do bridge -n sw vlan add dev "p-$(echo "$n" | tail -c 4)" vid $v; done
   rm -rf "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr"
   mkdir -p "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr" "/etc/netns/$n"
