@@ -59,12 +59,17 @@ is_guest_target() { local g; for g in "${guest_targets[@]}"; do [ "$g" = "$1" ] 
 is_retried() { local g; for g in "${retry_targets[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
 
 # failure_lines LOG: the lines of a target's log that say why it failed (ansible's fatal and failed
-# lines, molecule's and the lab's errors, go test's FAIL), colours stripped, each cut to 400
-# characters, at most 20; then the lab's state if the target printed it (lab.sh state)
+# lines, molecule's and the lab's errors, go test's FAIL), colours stripped, each with the lines
+# molecule wrapped it onto ("  │   ...") joined to it and cut to 600 characters, at most 20; then the
+# lab's state if the target printed it (lab.sh state)
 failure_lines() {
   sed 's/\x1b\[[0-9;]*m//g' "$1" > "$times/plain.log"
-  grep -E 'fatal: \[|failed: \[|FAILED!|^ERROR|ERROR +[A-Z]|^--- FAIL|^FAIL|: FAIL|FAILED:|Error [0-9]+$|^lab: ' "$times/plain.log" |
-    grep -v '^lab: state ' | cut -c1-400 | tail -n 20
+  awk -v pat='fatal: \\[|failed: \\[|FAILED!|^ERROR|ERROR +[A-Z]|^--- FAIL|^FAIL|: FAIL|FAILED:|Error [0-9]+$|^lab: ' '
+    function flush() { if (buf != "") print buf; buf = "" }
+    $0 ~ pat { flush(); buf = $0; next }
+    buf != "" && /^ *│   / { l = $0; sub(/^ *│ +/, "", l); buf = buf " " l; next }
+    { flush() }
+    END { flush() }' "$times/plain.log" | grep -v '^lab: state ' | cut -c1-600 | tail -n 20
   grep '^lab: state ' "$times/plain.log" | cut -c1-300 | tail -n 24
 }
 
