@@ -21,6 +21,11 @@ bad:
 \t@echo 'lab: state p02: bgp 10.20.255.3 Active'
 \t@echo 'noise that says nothing'
 \t@exit 2
+wrapped:
+\t@echo '  │ fatal: [localhost]: FAILED! => {{"changed": true,'
+\t@echo '  │   "msg": "the cause"}}'
+\t@echo '  │ PLAY RECAP'
+\t@exit 2
 """
 
 
@@ -75,3 +80,12 @@ def test_stops_at_first_failure_without_keep_going(tmp_path):
     rc, out = run(tmp_path, 'bad', 'ok', keep_going='0')
     assert rc == 1
     assert '== make ok' not in out
+
+
+def test_molecule_wrapped_fatal_line_joined(tmp_path):
+    rc, out = run(tmp_path, 'wrapped')
+    assert rc == 1
+    why = after_table(out)
+    why = why[why.index('== why make wrapped failed'):]
+    assert 'fatal: [localhost]: FAILED! => {"changed": true, "msg": "the cause"}' in why
+    assert 'PLAY RECAP' not in why
