@@ -504,7 +504,8 @@ case ${1:-} in
     export LAB_TENANTS=${LAB_TENANTS:-$HERE/tenants/tdemo.yml}
     # named here, so that down finds it even when up fails half way
     LAB_DIR=${LAB_DIR:-$(mktemp -u /tmp/dvt-drills.XXXXXX)}; export LAB_DIR
-    trap 'lab down' EXIT
+    # a failed run leaves the lab's state per node in its output (lab.sh state), then goes
+    trap 'rc=$?; [ "$rc" = 0 ] || lab state || true; lab down' EXIT
     lab up >/dev/null
     rc=0; traffic || rc=1
     fail || rc=1

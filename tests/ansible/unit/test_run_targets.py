@@ -26,13 +26,18 @@ wrapped:
 \t@echo '  │   "msg": "the cause"}}'
 \t@echo '  │ PLAY RECAP'
 \t@exit 2
+niceness:
+\t@echo "niceness $$(nice)"
+guestniceness:
+\t@echo "guest niceness $$(nice)"
 """
 
 
-def run(tmp_path, *targets, retry='', keep_going='1'):
+def run(tmp_path, *targets, retry='', keep_going='1', lanes='1', guests=''):
     mk = tmp_path / 'fake.mk'
     mk.write_text(MAKEFILE.format(flag=tmp_path / 'flag'))
-    env = dict(os.environ, KEEP_GOING=keep_going, RETRY_TARGETS=retry, TEST_LANES='1')
+    env = dict(os.environ, KEEP_GOING=keep_going, RETRY_TARGETS=retry, TEST_LANES=lanes,
+               GUEST_TARGETS=guests, LANE_GUEST_PREP='0')
     p = subprocess.run(['bash', RUNNER, 'make -f %s' % mk, *targets], env=env, capture_output=True,
                        text=True, timeout=60, check=False)
     return p.returncode, p.stdout
@@ -89,3 +94,15 @@ def test_molecule_wrapped_fatal_line_joined(tmp_path):
     why = why[why.index('== why make wrapped failed'):]
     assert 'fatal: [localhost]: FAILED! => {"changed": true, "msg": "the cause"}' in why
     assert 'PLAY RECAP' not in why
+
+
+def test_two_lanes_leave_the_cpu_to_the_guest_lane(tmp_path):
+    """With TEST_LANES=2 the lane beside the labs runs niced, the labs' lane does not: the labs'
+    timings are what load breaks."""
+    rc, out = run(tmp_path, 'niceness', 'guestniceness', lanes='2', guests='guestniceness')
+    assert rc == 0
+    base = os.nice(0)
+    assert 'niceness %d' % (base + 10) in out.splitlines()
+    assert 'guest niceness %d' % base in out.splitlines()
+    table = after_table(out)
+    assert any(l.split()[:2] == ['guestniceness', '2'] for l in table.splitlines())
