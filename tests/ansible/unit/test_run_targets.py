@@ -36,8 +36,9 @@ guestniceness:
 def run(tmp_path, *targets, retry='', keep_going='1', lanes='1', guests=''):
     mk = tmp_path / 'fake.mk'
     mk.write_text(MAKEFILE.format(flag=tmp_path / 'flag'))
+    # (make test's own variables cleared: this test runs inside make test's lanes)
     env = dict(os.environ, KEEP_GOING=keep_going, RETRY_TARGETS=retry, TEST_LANES=lanes,
-               GUEST_TARGETS=guests, LANE_GUEST_PREP='0')
+               GUEST_TARGETS=guests, LANE_GUEST_PREP='0', LANE_PREP='')
     p = subprocess.run(['bash', RUNNER, 'make -f %s' % mk, *targets], env=env, capture_output=True,
                        text=True, timeout=60, check=False)
     return p.returncode, p.stdout
@@ -101,8 +102,8 @@ def test_two_lanes_leave_the_cpu_to_the_guest_lane(tmp_path):
     timings are what load breaks."""
     rc, out = run(tmp_path, 'niceness', 'guestniceness', lanes='2', guests='guestniceness')
     assert rc == 0
-    base = os.nice(0)
-    assert 'niceness %d' % (base + 10) in out.splitlines()
+    base = os.nice(0)  # make test's niced lane runs this test at 10 already; nice stops at 19
+    assert 'niceness %d' % min(base + 10, 19) in out.splitlines()
     assert 'guest niceness %d' % base in out.splitlines()
     table = after_table(out)
     assert any(l.split()[:2] == ['guestniceness', '2'] for l in table.splitlines())
