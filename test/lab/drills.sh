@@ -23,7 +23,9 @@
 # Every drill writes its events with timestamps to LAB_DIR/drill.log (and prints them).
 # env: LAB_DIR, DRILL_FLOW_TENANT (tdemo), DRILL_OTHER (test/lab/tenants/tother.yml),
 #      DRILL_NODE (the node that fails: the inventory's last hypervisor), DRILL_SETTLE (5 s after each
-#      event, counted in its window), DRILL_INTERVAL (0.05 s between a flow's packets)
+#      event, counted in its window), DRILL_INTERVAL (0.05 s between a flow's packets);
+#      the controls, each of which must make its drill fail: DRILL_NO_BFD=1 (drill (a): BFD taken
+#      out of both nodes' FRR), DRILL_RESTART_FRR=1 (traffic: every SDN apply restarts FRR)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/lab
@@ -149,6 +151,10 @@ traffic() {
   # the flows start on a converged lab: BGP EVPN and BFD up, every VM's MAC learnt (check_tenants)
   LAB_CONVERGE=${LAB_CONVERGE:-600} lab only fabric tenants > "$LAB_DIR/check-before-traffic.log" 2>&1 \
     || { grep FAIL "$LAB_DIR/check-before-traffic.log" >&2; log "the lab is not converged"; return 1; }
+  if [ -n "${DRILL_RESTART_FRR:-}" ]; then
+    # the control: every SDN apply restarts FRR (reload.sh); the drill must then fail
+    touch "$LAB_DIR/reload.restart"; log "control: every SDN apply restarts FRR"
+  fi
   flows_start
   sleep 3
   t=$(gnow); sleep 10; echo "calm_(no_event) $t $(gnow)" >> "$LAB_DIR/events"
@@ -158,6 +164,7 @@ traffic() {
   event "destroy $name" lab destroy "$LAB_DIR/other-changed.yml"
   r0b=$(restarts)
   event "fabric playbook (no-op)" lab playbook deevnet.tenant.fabric
+  rm -f "$LAB_DIR/reload.restart"
   flows_stop
   dlog ""
   dlog "## Traffic during other tenants' events ($(date -u +%F), flows of $FLOW_TENANT every ${INTERVAL} s, each event's window includes ${SETTLE} s after it)"

@@ -4,6 +4,7 @@
 # host): install DIR/etc/network/interfaces.d/sdn, `ifreload -a`; set the fabricd=/ospfd= lines of
 # /etc/frr/daemons from DIR/etc/frr/daemons.pve, install frr.conf; restart FRR when a daemons line
 # changed, else `frr-reload.py --stdout --reload`, falling back to a restart. Exit 0 = reloaded.
+# A file LAB_DIR/reload.restart makes every reload a restart (the traffic drill's control).
 set -euo pipefail
 node=$1 dir=$2
 : "${LAB_DIR:?LAB_DIR: the lab this pvesim serves}"
@@ -66,13 +67,18 @@ restart() {
   i=0; while [ $i -lt 20 ] && ! timeout 60 vtysh -c "show running-config" | grep -q "^router bgp"; do sleep 0.5; i=$((i+1)); done
   if ! timeout 60 vtysh -c "show running-config" | grep -q "^router bgp"; then echo "lab: frr config not applied at start; vtysh -b"; timeout 300 vtysh -b; fi
 }
-if ! cmp -s /etc/frr/daemons "$t/daemons.old"; then
+if [ "$force_restart" = 1 ]; then
+  echo "control (LAB_DIR/reload.restart): restarting frr"; restart
+elif ! cmp -s /etc/frr/daemons "$t/daemons.old"; then
   echo "daemons changed: restarting frr"; restart
 # bounded: vtysh waits without end for a daemon that accepts and never answers, and the SDN apply
 # would then wait for its own timeout (20 min in the lab) with nothing said
 elif ! timeout 300 /usr/lib/frr/frr-reload.py --stdout --reload /etc/frr/frr.conf; then
   echo "frr-reload.py failed or ran over 300 s: restarting frr"; restart
 fi'
-{ echo "=== $(date -u +%T) reload $node"; tar -C "$dir" -cf - etc | ssh -F "$LAB_DIR/ssh_config" "$node" "$remote"; } 2>&1 \
+# LAB_DIR/reload.restart (a control of the traffic drill, drills.sh): every reload restarts FRR, as
+# an apply that restarts it would; the drill must then count the restarts and the lost packets
+force_restart=0; [ ! -e "$LAB_DIR/reload.restart" ] || force_restart=1
+{ echo "=== $(date -u +%T) reload $node"; tar -C "$dir" -cf - etc | ssh -F "$LAB_DIR/ssh_config" "$node" "force_restart=$force_restart; $remote"; } 2>&1 \
   | tee -a "$LAB_DIR/reload-$node.log"
 exit "${PIPESTATUS[0]}"
