@@ -32,11 +32,13 @@ trap 'rm -rf "$times"' EXIT
 # run_lane NAME TARGET...: each target with make, its time, status and attempts appended to
 # $times/NAME. A target in RETRY_TARGETS that fails is run once more, after its failure's lines
 # (why_failed) are printed; the table says so.
-# LANE_WRAP (a command prefix, for example nice) runs the lane's makes under it.
+# Lane 1 runs its makes under lane1_wrap (a command prefix; set, not exported, when two lanes run:
+# an exported one would reach the runs of this script that the tests make).
+lane1_wrap=()
 run_lane() {
   local lane=$1 t start rc failed=0 attempts; shift
-  local -a wrap
-  read -r -a wrap <<< "${LANE_WRAP:-}"
+  local -a wrap=()
+  [ "$lane" != 1 ] || wrap=("${lane1_wrap[@]}")
   for t in "$@"; do
     start=$(date +%s); attempts=1
     echo "== make $t (lane $lane, $(date -u +%H:%M:%S))"
@@ -135,7 +137,8 @@ if [ "${LANE_GUEST_PREP:-1}" = 1 ]; then
 fi
 run_lane 2 "${second[@]}" > "$times/lane2.log" 2>&1 &
 lane2=$!
-LANE_WRAP="nice -n ${LANE1_NICE:-10} ionice -c 2 -n 7" run_lane 1 "${first[@]}"; rc1=$?
+lane1_wrap=(nice -n "${LANE1_NICE:-10}" ionice -c 2 -n 7)
+run_lane 1 "${first[@]}"; rc1=$?
 echo "== lane 1 done; waiting for lane 2 (${second[*]})"
 wait "$lane2"; rc2=$?
 echo "== lane 2 log"

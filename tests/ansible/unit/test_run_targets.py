@@ -30,12 +30,14 @@ niceness:
 \t@echo "niceness $$(nice)"
 guestniceness:
 \t@echo "guest niceness $$(nice)"
+nested:
+\t@TEST_LANES=2 GUEST_TARGETS=guestniceness bash {runner} "make -f {mk}" niceness guestniceness
 """
 
 
 def run(tmp_path, *targets, retry='', keep_going='1', lanes='1', guests=''):
     mk = tmp_path / 'fake.mk'
-    mk.write_text(MAKEFILE.format(flag=tmp_path / 'flag'))
+    mk.write_text(MAKEFILE.format(flag=tmp_path / 'flag', runner=RUNNER, mk=mk))
     # (make test's own variables cleared: this test runs inside make test's lanes)
     env = dict(os.environ, KEEP_GOING=keep_going, RETRY_TARGETS=retry, TEST_LANES=lanes,
                GUEST_TARGETS=guests, LANE_GUEST_PREP='0', LANE_PREP='')
@@ -107,3 +109,15 @@ def test_two_lanes_leave_the_cpu_to_the_guest_lane(tmp_path):
     assert 'guest niceness %d' % base in out.splitlines()
     table = after_table(out)
     assert any(l.split()[:2] == ['guestniceness', '2'] for l in table.splitlines())
+
+
+def test_the_niced_lane_does_not_reach_runs_it_makes(tmp_path):
+    """A run of the runner made from the niced lane (as make test runs this file) nices its own
+    lane 1 and leaves its guest lane as it found it: the niceness is not passed on in the
+    environment (it was: CI's run of this file saw its guest lane at 19)."""
+    rc, out = run(tmp_path, 'nested', 'ok', lanes='2', guests='ok')
+    assert rc == 0
+    base = os.nice(0)
+    lines = out.splitlines()
+    assert 'niceness %d' % min(base + 20, 19) in lines
+    assert 'guest niceness %d' % min(base + 10, 19) in lines
