@@ -88,7 +88,7 @@ demo-lab-down:
 	$(ROOT)/test/lab/demo.sh down
 
 # the drills boot one lab and run five events and three drills in it: longer than stage D, and
-# bounded so that a hung drill still leaves CI its table and the lab's state
+# bounded so that a hung drill still prints its table and the lab's state
 LAB_DRILLS_TIMEOUT ?= 3600
 test-lab-drills: build venv tools
 	timeout $(LAB_DRILLS_TIMEOUT) $(ROOT)/test/lab/drills.sh test
