@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # test/lab/drills.sh: day 2 in the substrate in a box (issue 25), on a lab lab.sh boots.
-#   drills.sh test      one lab: boot, fabric, perimeter, tdemo (LAB_TENANTS), then traffic and the
-#                       drills below, then down (also on failure); exit 1 when any fails
+#   drills.sh test      one lab: phase 2 (test/lab/phase2.sh, kept up: tdemo on both nodes; its
+#                       checks count) or, with DRILL_LAB=up, lab.sh up with LAB_TENANTS; then traffic,
+#                       drill (a) with drill (b) inside its failure, drill (c); then down (also on
+#                       failure); exit 1 when any fails
 #   drills.sh traffic   (LAB_DIR of a lab with DRILL_FLOW_TENANT converged) tdemo's flows run while the
 #                       other tenant (DRILL_OTHER) is onboarded, converged, converged with a change
 #                       (memory + one VM more) and destroyed, and the fabric playbook runs as a no-op;
 #                       lost packets and the longest gap per event (flows.py); 0 lost is the goal
-#   drills.sh fail      drill (a): p03 fails (trunk down, FRR killed); tdemo's VMs on the other node
+#   drills.sh fail      drill (a): on a converged fabric (BGP and BFD up, the failing node's VM known
+#                       on the other node), p03 fails (trunk down, FRR killed); tdemo's VMs on the other node
 #                       keep egress and DNS; BFD detection and EVPN withdrawal timed against the BFD
 #                       detection time of the rendered frr.conf; p03 reboots from its disk and every
 #                       check is green
@@ -24,8 +27,11 @@
 # env: LAB_DIR, DRILL_FLOW_TENANT (tdemo), DRILL_OTHER (test/lab/tenants/tother.yml),
 #      DRILL_NODE (the node that fails: the inventory's last hypervisor), DRILL_SETTLE (5 s after each
 #      event, counted in its window), DRILL_INTERVAL (0.05 s between a flow's packets);
+#      DRILL_LAB (phase2, or up: the lab of `drills.sh test`);
 #      the controls, each of which must make its drill fail: DRILL_NO_BFD=1 (drill (a): BFD taken
-#      out of both nodes' FRR), DRILL_RESTART_FRR=1 (traffic: every SDN apply restarts FRR)
+#      out of both nodes' FRR until the failure is timed), DRILL_RESTART_FRR=1 (traffic:
+#      every SDN apply restarts FRR), DRILL_IGNORE_MAINT=1 (drill (b): the maintenance variable
+#      left out of the converge that needs it)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/lab
@@ -227,6 +233,19 @@ SH
   sshl "$1" "setsid sh /run/lab/watch.sh $* </dev/null >/dev/null 2>&1" </dev/null
 }
 
+# settled LOG BFD SECONDS: polls the watcher's log until its latest samples show BGP Established,
+# BFD up (unless BFD is "none": no bfd rendered) and the VM's MAC and host route learnt via the peer
+settled() {
+  local i
+  for i in $(seq 1 $(( $3 * 2 ))); do
+    sshl lab "cat /run/lab/watch-$DNODE_O.log" > "$1" </dev/null
+    awk -v nobfd="$([ "$2" = none ] && echo 1)" '$2 == "bfd" {b = $3; g = $5} $2 == "fdb" {f = $3; r = $5}
+      END {exit !(g == "Established" && (nobfd || b == "up") && f > 0 && r > 0)}' "$1" && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
 # first LOG SINCE AWK_COND: the first time at or after SINCE at which a line matches
 first() { awk -v s="$2" "\$1 >= s && ($3) {print \$1; exit}" "$1"; }
 
@@ -293,28 +312,40 @@ node_back() {
 # fail: drill (a) (see the header)
 fail() {
   need_lab
-  local fspec ospec F O lof vm br mac ip bound b n t0 t1 tret tb tg tf tr tbu tgu w rc=0
+  local fspec ospec F O lof vm br mac ip gw bound b n t0 t1 tret tb tg tf tr tbu tgu w rc=0
   lab vms
   F=${DRILL_NODE:-$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | tail -1 | cut -d, -f1)}
   fspec=$(node_spec "$F"); ospec=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | grep -v "^$F," | head -1)
   O=${ospec%%,*}; DNODE_O=$O
   lof=$(echo "$fspec" | cut -d, -f4)
   # the flow tenant's VM on F: its MAC must leave O's fdb and its host route O's VRF
-  read -r _ vm _ br mac ip _ < <(awk -v n="$F" -v t="$FLOW_TENANT-" '$3 == n && index($2, t) == 1' "$LAB_DIR/vms" | head -1)
+  read -r _ vm _ br mac ip gw _ < <(awk -v n="$F" -v t="$FLOW_TENANT-" '$3 == n && index($2, t) == 1' "$LAB_DIR/vms" | head -1)
   [ -n "${vm:-}" ] || { log "no $FLOW_TENANT VM on $F"; return 1; }
   if [ -n "${DRILL_NO_BFD:-}" ]; then
-    # the control: BFD taken out of the running config of both nodes (the drill must then fail)
+    # the control: BFD taken out of both nodes' frr.conf (the drill must then fail; on one side
+    # only, the side that keeps it holds BGP down while its BFD session is down); the rendered files
+    # come back before F returns. frr-reload resets the session: the failure waits for it (settled)
     for n in "$O" "$F"; do
-      sshl "$n" "sed -i '/ neighbor [^ ]* bfd/d' /etc/frr/frr.conf && /usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf >/dev/null" </dev/null
+      sshl "$n" "cp /etc/frr/frr.conf /etc/frr/frr.conf.drill && sed -i '/ neighbor [^ ]* bfd/d' /etc/frr/frr.conf && /usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf >/dev/null" </dev/null
     done
     log "control: no BFD on $O and $F"
   fi
   bound=$(bfd_bound "$O" | tail -1); b=${bound##* }
   [ "$(bfd_bound "$O" | head -1)" != none ] || dlog "note: the EVPN neighbors in $O's frr.conf have no bfd"
   watch_start "$O" "$lof" "$br" "${br%v*}" "$mac" "${ip%/*}"
-  sleep 3
-  t0=$(node_down "$F")
   w=$LAB_DIR/watch-$O.log
+  # the VM talks (to its gateway, twice a second), as a VM in use does: F keeps its ARP entry, and
+  # with it the MAC/IP route that gives O the host route (an idle VM's entry ages out, and the
+  # host route with it); it ends with F's reboot, which removes the VM's namespace
+  sshl lab "setsid ip netns exec vm-$vm ping -q -i 0.5 -w 600 $gw </dev/null >/dev/null 2>&1 &" </dev/null
+  # the failure is timed only on a converged fabric: a session already down (the control's reload
+  # reset it once, and every later sample said "withdrawn" at once) would time nothing
+  if ! settled "$w" "$(bfd_bound "$O" | head -1)" 180; then
+    dlog "FAIL before $F's failure, $O's BGP EVPN session to $F was not Established (BFD up) with $vm's MAC and route learnt within 180 s: $(tail -2 "$w" | tr '\n' ' ')"
+    sshl lab 'touch /run/lab/watch.stop' </dev/null
+    return 1
+  fi
+  t0=$(node_down "$F")
   tb=$(wait_for "$w" "$t0" '$2 == "bfd" && $3 != "up"' 60) || tb=""
   tg=$(wait_for "$w" "$t0" '$2 == "bfd" && $5 != "Established"' 60) || tg=""
   tf=$(wait_for "$w" "$t0" '$2 == "fdb" && $3 == 0' 60) || tf=""
@@ -346,13 +377,23 @@ fail() {
       dlog "ok   ${e%:*} $d <= BFD detection ${b} ms + ${slack} s"
     else dlog "FAIL ${e%:*} $d: not within BFD detection ${b} ms + ${slack} s"; rc=1; fi
   done
+  if [ -n "${DRILL_NO_BFD:-}" ]; then
+    sshl "$O" "mv /etc/frr/frr.conf.drill /etc/frr/frr.conf && /usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf >/dev/null" </dev/null
+    # F is down: its disk is the guest's /etc/netns/F (its /etc/frr), which its reboot reads
+    sshl lab "mv /etc/netns/$F/frr/frr.conf.drill /etc/netns/$F/frr/frr.conf" </dev/null
+    log "control: the rendered frr.conf back on $O and $F"
+  fi
   # tdemo's VMs on the other node keep egress and DNS
   if only_vms_on "$O" egress dns | tee -a "$LAB_DIR/drill.log"; then :; else rc=1; fi
+  # DRILL_WITH_MAINT=1 (drills.sh test): drill (b) in this failure, after maint_prepare: one node
+  # reboot and one full check for both drills
+  [ -z "${DRILL_WITH_MAINT:-}" ] || maint_while_down "$F" "$O" || rc=1
   # back: rebooted from its installed state (namespace and trunk anew, the VMs on it restarted,
   # ifupdown2 and FRR started from the files on its disk), back in the cluster (pve-sdn-commit at boot)
   tret=$(node_back "$F")
   tbu=$(wait_for "$w" "$tret" '$2 == "bfd" && $3 == "up"' 300) || tbu=""
   tgu=$(wait_for "$w" "$tret" '$2 == "bfd" && $5 == "Established"' 300) || tgu=""
+  [ -z "${DRILL_WITH_MAINT:-}" ] || maint_after_return "$F" || rc=1
   if lab check > "$LAB_DIR/check-after-fail.log" 2>&1; then t1=$(gnow); else t1=""; rc=1; fi
   sshl lab 'touch /run/lab/watch.stop' </dev/null
   dlog ""
@@ -391,23 +432,27 @@ print("\n".join(sorted(rows)))
 PY
 }
 
-# maint: drill (b) (see the header)
-maint() {
-  need_lab
-  local F O name index t0 tret before after rc=0
+# maint_prepare: drill (b)'s start: the other tenant onboarded and converged with every node up,
+# its changed declaration (memory x2, one VM more) written for the converges while the node is down
+maint_prepare() {
+  local name index
   read -r name index < <(tenant_field "$OTHER")
   changed "$OTHER" "$LAB_DIR/other-changed.yml"
-  F=${DRILL_NODE:-$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | tail -1 | cut -d, -f1)}
-  O=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | grep -v "^$F," | head -1 | cut -d, -f1)
   dlog ""
-  dlog "## Drill (b): $F in maintenance while $name is converged with a change ($(date -u +%F))"
+  dlog "## Drill (b): ${DRILL_NODE:-the last node} in maintenance while $name is converged with a change ($(date -u +%F))"
   dlog ""
   lab playbook deevnet.tenant.onboard -e "tenant_name=$name" -e "tenant_index=$index"
   # its index is no longer checked as destroyed (the traffic drill destroyed it; lab.sh reuse does the same)
   if [ -f "$LAB_DIR/destroyed" ]; then awk -v i="$index" '$2 != i' "$LAB_DIR/destroyed" > "$LAB_DIR/destroyed.new"; mv "$LAB_DIR/destroyed.new" "$LAB_DIR/destroyed"; fi
   tenant_converge "$OTHER"
-  t0=$(node_down "$F")
-  dlog "$(stamp "$t0") $F down (trunk, FRR), offline in pvesim"
+}
+
+# maint_while_down F O: with F offline, the changed declaration converged: without the maintenance
+# variable it must fail before any write, naming F; with it, converge what it can, place new VMs on
+# the online nodes and report what is left for F; the VMs on O keep egress and DNS
+maint_while_down() {
+  local F=$1 O=$2 name index before after rc=0
+  read -r name index < <(tenant_field "$OTHER")
   # the control: the maintenance variable not set, the converge must fail before any write and
   # name the node
   before=$(tenant_vms "$name")
@@ -423,7 +468,10 @@ maint() {
   else dlog "FAIL that failed converge changed $name's VMs: $(diff <(echo "$before") <(echo "$after") | grep '^[<>]' | tr '\n' ' ')"; rc=1; fi
   # the change with the node in maintenance: what can be converged is, new VMs go to online nodes,
   # what is left for F is reported
-  if lab playbook deevnet.tenant.tenant -e "tenant_file=$LAB_DIR/other-changed.yml" -e "{\"substrate_maintenance\": [\"$F\"]}" 2>/dev/null; then
+  local maint_var=(-e "{\"substrate_maintenance\": [\"$F\"]}")
+  # the control: as if the playbooks ignored the variable (the drill must then fail)
+  [ -z "${DRILL_IGNORE_MAINT:-}" ] || { maint_var=(); log "control: substrate_maintenance left out"; }
+  if lab playbook deevnet.tenant.tenant -e "tenant_file=$LAB_DIR/other-changed.yml" "${maint_var[@]}" 2>/dev/null; then
     dlog "ok   $name converged with $F in maintenance ($(date -u +%H:%M:%S))"
   else dlog "FAIL $name's converge with $F in maintenance failed"; tail -20 "$LAB_DIR/ansible-last.log" >&2; rc=1; fi
   if grep -q "WARNING.*$F" "$LAB_DIR/ansible-last.log"; then
@@ -437,15 +485,36 @@ maint() {
   lab vms
   # (check_tenants looks at every node, the failed one too: egress and DNS of the VMs on O only)
   if only_vms_on "$O" egress dns | tee -a "$LAB_DIR/drill.log"; then :; else rc=1; fi
-  # back, then the first converge without the maintenance variable finishes what was left
-  tret=$(node_back "$F")
-  dlog "$(stamp "$tret") $F back (rebooted from its disk), online in pvesim"
+  return $rc
+}
+
+# maint_after_return F: F is back; the first converge without the maintenance variable finishes
+# what was left: every VM of the other tenant has the changed memory, the one on F included
+maint_after_return() {
+  local F=$1 name index after rc=0
+  read -r name index < <(tenant_field "$OTHER")
   if tenant_converge "$LAB_DIR/other-changed.yml"; then dlog "ok   $name converged after $F returned ($(date -u +%H:%M:%S))"
   else dlog "FAIL $name's converge after $F returned failed"; rc=1; fi
   after=$(tenant_vms "$name")
   if echo "$after" | awk -v m="$(yq_memory "$LAB_DIR/other-changed.yml")" '$4 != m {bad = 1} END {exit bad}'; then
     dlog "ok   every VM of $name has the changed memory, the one on $F included"
   else dlog "FAIL not every VM of $name has the changed memory: $(echo "$after" | tr '\n' ' ')"; rc=1; fi
+  return $rc
+}
+
+# maint: drill (b) alone (see the header); `drills.sh test` runs it inside drill (a)'s failure
+maint() {
+  need_lab
+  local F O t0 tret rc=0
+  F=${DRILL_NODE:-$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | tail -1 | cut -d, -f1)}
+  O=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | grep -v "^$F," | head -1 | cut -d, -f1)
+  maint_prepare || rc=1
+  t0=$(node_down "$F")
+  dlog "$(stamp "$t0") $F down (trunk, FRR), offline in pvesim"
+  maint_while_down "$F" "$O" || rc=1
+  tret=$(node_back "$F")
+  dlog "$(stamp "$tret") $F back (rebooted from its disk), online in pvesim"
+  maint_after_return "$F" || rc=1
   if lab check > "$LAB_DIR/check-after-maint.log" 2>&1; then dlog "ok   every check of lab.sh green after $F returned ($(date -u +%H:%M:%S))"
   else rc=1; fi
   dlog "$(grep -c '^ok' "$LAB_DIR/check-after-maint.log") checks ok, $(grep -c '^FAIL' "$LAB_DIR/check-after-maint.log") FAIL after the return"
@@ -513,12 +582,33 @@ case ${1:-} in
     LAB_DIR=${LAB_DIR:-$(mktemp -u /tmp/dvt-drills.XXXXXX)}; export LAB_DIR
     # a failed run leaves the lab's state per node in its output (lab.sh state), then goes
     trap 'rc=$?; [ "$rc" = 0 ] || lab state || true; lab down' EXIT
-    lab up >/dev/null
-    rc=0; traffic || rc=1
-    fail || rc=1
-    maint || rc=1
+    rc=0
+    if [ "${DRILL_LAB:-phase2}" = phase2 ]; then
+      # the drills' lab is phase 2's (test/lab/phase2.sh: the second node joins after tdemo exists,
+      # then tdemo converged as declared, three VMs on both nodes; its checks count here): one lab
+      # boot for both. Once more on a fresh lab when it fails, as make retries a lab target: a
+      # TCG guest on a loaded machine sometimes does not bring its fabric up in time
+      if ! LAB_KEEP=1 "$HERE/phase2.sh"; then
+        log "phase 2 failed (its logs: $LAB_DIR.logs); once more on a fresh lab"
+        lab down >/dev/null 2>&1 || true
+        LAB_DIR=$(mktemp -u /tmp/dvt-drills.XXXXXX); export LAB_DIR
+        LAB_KEEP=1 "$HERE/phase2.sh" || exit 1
+      fi
+      # the resolver host (lab.sh up starts it; phase 2 checks no DNS)
+      lab resolver-up
+    else
+      lab up >/dev/null
+    fi
+    t=$(date +%s)
+    traffic || rc=1
+    # drill (b) inside drill (a)'s failure: one reboot of the node and one full check for both
+    maint_prepare || rc=1
+    DRILL_WITH_MAINT=1 fail || rc=1
+    lab destroy "$LAB_DIR/other-changed.yml" || rc=1
     site || rc=1
     cat "$LAB_DIR/drill.log"
+    log "drills in $(( $(date +%s) - t )) s"
+    cat "$LAB_DIR/drill.log"
     exit $rc;;
-  *) sed -n '2,26p' "$0"; exit 2;;
+  *) sed -n '2,34p' "$0"; exit 2;;
 esac

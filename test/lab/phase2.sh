@@ -13,7 +13,9 @@
 #   4. Phase 2: the fabric playbook with the full inventory (the second node's network, transit
 #      route, fabric member, apply), then tdemo converged as declared (test/lab/tenants/tdemo.yml:
 #      3 VMs on 2 VNets, placement spread: tdemo-2 on the second node, tdemo-3 on the first, VNet 1),
-#      pvesim's request counters reset before it;
+#      pvesim's request counters reset before it; during the fabric run, tdemo-1's egress flow (a
+#      ping every 50 ms to the outside host): the fabric change's lost packets and longest gap
+#      (test/lab/flows.py's table, LAB_DIR/fabric-change.md), reported, not judged;
 #   5. checks: every object of tdemo in the snapshot is unchanged after the fabric run and after the
 #      tenant run (the zone's `nodes` aside, which must have grown by exactly the new node: see
 #      check_objects), tdemo-1 did not move, tdemo-2 is on the new node, then on both nodes: trunk,
@@ -128,6 +130,23 @@ sys.exit(bad)
 PY
 }
 
+# the guest's clock, which stamps the flow's packets (ping -D) and the event alike
+gnow() { "$LAB" ssh lab 'date +%s.%N' </dev/null; }
+# flow_start VM NODE: the VM's egress to the outside host (its VRF on NODE, the perimeter's NAT), a
+# `ping -D -O` every 50 ms in the VM's namespace, as test/lab/drills.sh runs tdemo's flows
+flow_start() {
+  # shellcheck disable=SC2016
+  "$LAB" ssh lab "rm -rf /run/lab/p2flow; mkdir -p /run/lab/p2flow
+    setsid sh -c 'echo \$\$ > /run/lab/p2flow/ping.pid; exec ip netns exec vm-$1 ping -D -O -i 0.05 198.51.100.1' \
+      > /run/lab/p2flow/egress-$2.log 2>&1 < /dev/null &" </dev/null
+}
+# flow_stop: SIGINT (ping prints its summary), the log copied to LAB_DIR/fabric-change.flows
+flow_stop() {
+  "$LAB" ssh lab 'kill -INT "$(cat /run/lab/p2flow/ping.pid)"; sleep 1; rm -f /run/lab/p2flow/ping.pid' </dev/null
+  rm -rf "$LAB_DIR/fabric-change.flows"; mkdir -p "$LAB_DIR/fabric-change.flows"
+  "$LAB" ssh lab 'tar -C /run/lab/p2flow -cf - .' </dev/null | tar -C "$LAB_DIR/fabric-change.flows" -xf -
+}
+
 stats() {
   PYTHONPATH=$HERE "$VENV/bin/python" - "$LAB_DIR" "$1" <<'PY'
 import sys
@@ -203,8 +222,15 @@ if "$LAB" ssh "$NEW" "ip link show $VRF" >/dev/null 2>&1; then fail "phase 1: $N
 else ok "phase 1: $NEW (not a member yet) has no $VRF"; fi
 snapshot "$LAB_DIR/snap-1.json"
 
-# phase 2: the second node joins (the inventory as it is), then tdemo as declared
-t=$(date +%s%N); play 2-fabric deevnet.tenant.fabric; log "phase 2 fabric (+ $NEW) in $(ms $t) ms"
+# phase 2: the second node joins (the inventory as it is), then tdemo as declared. Meanwhile
+# tdemo-1's egress flow runs: a fabric change's loss, measured (issue 25)
+flow_start "$NAME-1" "$FIRST"
+t=$(date +%s%N); g0=$(gnow); play 2-fabric deevnet.tenant.fabric; log "phase 2 fabric (+ $NEW) in $(ms $t) ms"
+sleep 5; echo "fabric_change_($NEW joins) $g0 $(gnow)" > "$LAB_DIR/fabric-change.events"
+flow_stop
+# reported, not judged: flows.py holds only tenant events and fabric no-ops to 0 lost
+"$VENV/bin/python" "$HERE/flows.py" "$LAB_DIR/fabric-change.events" "$LAB_DIR/fabric-change.flows" \
+  | tee "$LAB_DIR/fabric-change.md" | sed 's/^/     /' || true
 snapshot "$LAB_DIR/snap-2.json"
 check_objects "$LAB_DIR/snap-1.json" "$LAB_DIR/snap-2.json" "$NAME" "" "phase 2, after the fabric run" || rc=1
 stats reset
