@@ -40,7 +40,7 @@ GUEST_TARGETS := test-lab-tenants test-lab-phase2 test-lab-drills test-route
 # Stage D's lab (QEMU TCG, minutes of FRR and ifupdown2 timing on a loaded machine) gets a second
 # attempt when it fails; the first failure's lines are printed and the table says so
 # (scripts/run-targets.sh). Not the drills: they give phase 2, their lab, a second attempt themselves
-# (test/lab/drills.sh test), a second 25-minute run of the drills is not worth it, and a drill that
+# (test/lab/drills.sh test), a second 15-minute run of the drills is not worth it, and a drill that
 # fails has its table, its failed checks and the lab's state printed (LAB_DIR/drill.log).
 RETRY_TARGETS := test-lab-tenants
 
