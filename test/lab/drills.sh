@@ -45,8 +45,9 @@ export VENV
 lab() { "$HERE/lab.sh" "$@"; }
 sshl() { ssh -F "$LAB_DIR/ssh_config" "$@"; }
 log() { echo "drills: $*" >&2; }
-# the guest's clock, which stamps the flows' packets (ping -D) and the events alike
-gnow() { sshl lab 'date +%s.%N' </dev/null; }
+# gnow, flows_run, flows_stop
+# shellcheck source=test/lab/flows.sh
+. "$HERE/flows.sh"
 # dlog LINE: the drill log an operator reads (LAB_DIR/drill.log), and stdout
 dlog() { echo "$*" | tee -a "$LAB_DIR/drill.log"; }
 need_lab() { [ -n "${LAB_DIR:-}" ] && [ -f "$LAB_DIR/ssh_config" ] || { log "LAB_DIR not set (lab.sh up prints it)"; exit 2; }; }
@@ -103,22 +104,10 @@ for name, (vm, dst) in sorted(flows.items()):
 PY
 )
   echo "$spec" > "$LAB_DIR/flows"
-  # shellcheck disable=SC2016
-  echo "$spec" | sshl lab 'rm -rf /run/lab/flows; mkdir -p /run/lab/flows
-    while read -r f vm dst; do
-      setsid sh -c "echo \$\$ > /run/lab/flows/$f.pid; exec ip netns exec vm-$vm ping -D -O -i '"$INTERVAL"' $dst" \
-        > /run/lab/flows/$f.log 2>&1 < /dev/null &
-    done'
+  echo "$spec" | flows_run "$INTERVAL"
   log "flows: $(echo "$spec" | awk '{printf "%s (%s -> %s) ", $1, $2, $3}')"
 }
 
-# flows_stop: SIGINT (ping prints its summary), the logs copied to LAB_DIR/flows
-flows_stop() {
-  sshl lab 'for p in /run/lab/flows/*.pid; do kill -INT "$(cat "$p")" 2>/dev/null || true; done; sleep 1' </dev/null
-  rm -rf "$LAB_DIR/flows.d"; mkdir -p "$LAB_DIR/flows.d"
-  sshl lab 'tar -C /run/lab/flows -cf - .' </dev/null | tar -C "$LAB_DIR/flows.d" -xf -
-  rm -f "$LAB_DIR/flows.d/"*.pid
-}
 
 # tenant_field FILE: "name index" of a declaration
 tenant_field() {
@@ -171,7 +160,7 @@ traffic() {
   r0b=$(restarts)
   event "fabric playbook (no-op)" lab playbook deevnet.tenant.fabric
   rm -f "$LAB_DIR/reload.restart"
-  flows_stop
+  flows_stop "$LAB_DIR/flows.d"
   dlog ""
   dlog "## Traffic during other tenants' events ($(date -u +%F), flows of $FLOW_TENANT every ${INTERVAL} s, each event's window includes ${SETTLE} s after it)"
   dlog ""
@@ -233,13 +222,13 @@ SH
   sshl "$1" "setsid sh /run/lab/watch.sh $* </dev/null >/dev/null 2>&1" </dev/null
 }
 
-# settled LOG BFD SECONDS: polls the watcher's log until its latest samples show BGP Established,
-# BFD up (unless BFD is "none": no bfd rendered) and the VM's MAC and host route learnt via the peer
+# settled LOG NOBFD SECONDS: polls the watcher's log until its latest samples show BGP Established,
+# BFD up (unless NOBFD: no bfd rendered) and the VM's MAC and host route learnt via the peer
 settled() {
   local i
   for i in $(seq 1 $(( $3 * 2 ))); do
     sshl lab "cat /run/lab/watch-$DNODE_O.log" > "$1" </dev/null
-    awk -v nobfd="$([ "$2" = none ] && echo 1)" '$2 == "bfd" {b = $3; g = $5} $2 == "fdb" {f = $3; r = $5}
+    awk -v nobfd="$2" '$2 == "bfd" {b = $3; g = $5} $2 == "fdb" {f = $3; r = $5}
       END {exit !(g == "Established" && (nobfd || b == "up") && f > 0 && r > 0)}' "$1" && return 0
     sleep 0.5
   done
@@ -330,9 +319,9 @@ fail() {
     done
     log "control: no BFD on $O and $F"
   fi
-  bound=$(bfd_bound "$O" | tail -1); b=${bound##* }
-  local nobfd=""
-  [ "$(bfd_bound "$O" | head -1)" != none ] || { nobfd=1; dlog "note: the EVPN neighbors in $O's frr.conf have no bfd"; }
+  local bfdinfo nobfd=""
+  bfdinfo=$(bfd_bound "$O"); bound=${bfdinfo##*$'\n'}; b=${bound##* }
+  [ "${bfdinfo%%$'\n'*}" != none ] || { nobfd=1; dlog "note: the EVPN neighbors in $O's frr.conf have no bfd"; }
   watch_start "$O" "$lof" "$br" "${br%v*}" "$mac" "${ip%/*}"
   w=$LAB_DIR/watch-$O.log
   # the VM talks (to its gateway, twice a second), as a VM in use does: F keeps its ARP entry, and
@@ -341,7 +330,7 @@ fail() {
   sshl lab "setsid ip netns exec vm-$vm ping -q -i 0.5 -w 600 $gw </dev/null >/dev/null 2>&1 &" </dev/null
   # the failure is timed only on a converged fabric: a session already down (the control's reload
   # reset it once, and every later sample said "withdrawn" at once) would time nothing
-  if ! settled "$w" "$(bfd_bound "$O" | head -1)" 180; then
+  if ! settled "$w" "$nobfd" 180; then
     dlog "FAIL before $F's failure, $O's BGP EVPN session to $F was not Established (BFD up) with $vm's MAC and route learnt within 180 s: $(tail -2 "$w" | tr '\n' ' ')"
     sshl lab 'touch /run/lab/watch.stop' </dev/null
     return 1

@@ -130,22 +130,9 @@ sys.exit(bad)
 PY
 }
 
-# the guest's clock, which stamps the flow's packets (ping -D) and the event alike
-gnow() { "$LAB" ssh lab 'date +%s.%N' </dev/null; }
-# flow_start VM NODE: the VM's egress to the outside host (its VRF on NODE, the perimeter's NAT), a
-# `ping -D -O` every 50 ms in the VM's namespace, as test/lab/drills.sh runs tdemo's flows
-flow_start() {
-  # shellcheck disable=SC2016
-  "$LAB" ssh lab "rm -rf /run/lab/p2flow; mkdir -p /run/lab/p2flow
-    setsid sh -c 'echo \$\$ > /run/lab/p2flow/ping.pid; exec ip netns exec vm-$1 ping -D -O -i 0.05 198.51.100.1' \
-      > /run/lab/p2flow/egress-$2.log 2>&1 < /dev/null &" </dev/null
-}
-# flow_stop: SIGINT (ping prints its summary), the log copied to LAB_DIR/fabric-change.flows
-flow_stop() {
-  "$LAB" ssh lab 'kill -INT "$(cat /run/lab/p2flow/ping.pid)"; sleep 1; rm -f /run/lab/p2flow/ping.pid' </dev/null
-  rm -rf "$LAB_DIR/fabric-change.flows"; mkdir -p "$LAB_DIR/fabric-change.flows"
-  "$LAB" ssh lab 'tar -C /run/lab/p2flow -cf - .' </dev/null | tar -C "$LAB_DIR/fabric-change.flows" -xf -
-}
+# gnow, flows_run, flows_stop
+# shellcheck source=test/lab/flows.sh
+. "$HERE/flows.sh"
 
 stats() {
   PYTHONPATH=$HERE "$VENV/bin/python" - "$LAB_DIR" "$1" <<'PY'
@@ -224,10 +211,10 @@ snapshot "$LAB_DIR/snap-1.json"
 
 # phase 2: the second node joins (the inventory as it is), then tdemo as declared. Meanwhile
 # tdemo-1's egress flow runs: a fabric change's loss, measured (issue 25)
-flow_start "$NAME-1" "$FIRST"
+echo "egress-$FIRST $NAME-1 198.51.100.1" | flows_run 0.05
 t=$(date +%s%N); g0=$(gnow); play 2-fabric deevnet.tenant.fabric; log "phase 2 fabric (+ $NEW) in $(ms $t) ms"
 sleep 5; echo "fabric_change_($NEW joins) $g0 $(gnow)" > "$LAB_DIR/fabric-change.events"
-flow_stop
+flows_stop "$LAB_DIR/fabric-change.flows"
 # reported, not judged: flows.py holds only tenant events and fabric no-ops to 0 lost
 "$VENV/bin/python" "$HERE/flows.py" "$LAB_DIR/fabric-change.events" "$LAB_DIR/fabric-change.flows" \
   | tee "$LAB_DIR/fabric-change.md" | sed 's/^/     /' || true
