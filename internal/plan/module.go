@@ -1,6 +1,11 @@
 package plan
 
-import "github.com/deevnet/tenant/internal/module"
+import (
+	"fmt"
+
+	"github.com/deevnet/tenant/internal/envelope"
+	"github.com/deevnet/tenant/internal/module"
+)
 
 // TenantOptions name a tenant and its site: the options of the modules that derive the tenant's
 // identifiers from exactly these (tenant_plan, pve_tenant_access). WithTenantOptions declares
@@ -34,6 +39,9 @@ type ModuleOptions struct {
 	VMVNet []int `opt:"vm_vnet"`
 	// the tenant's declaration (roles/tenant's tenant), checked against the contract's rules
 	Contract *Contract `opt:"contract"`
+	// the hardware envelope the substrate set at onboarding (the attachment's envelope): a
+	// contract whose totals exceed it is refused (docs/adr/0014-tenant-envelope.md)
+	Envelope *envelope.Envelope `opt:"envelope"`
 }
 
 // Module is tenant_plan: it derives every identifier of a tenant from its name and index
@@ -48,6 +56,12 @@ func spec() module.Spec {
 			"vnets":    {Type: module.TypeInt, Default: 1},
 			"vm_vnet":  {Type: module.TypeList, Elements: module.TypeInt, Default: []any{}},
 			"contract": contractOption(),
+			"envelope": {Type: module.TypeDict, Options: map[string]*module.Option{
+				"vms":    {Type: module.TypeInt, Required: true},
+				"cores":  {Type: module.TypeInt, Required: true},
+				"memory": {Type: module.TypeInt, Required: true},
+				"disk":   {Type: module.TypeInt, Required: true},
+			}},
 		}),
 	}
 }
@@ -59,6 +73,16 @@ func handle(_ *module.Module, o *ModuleOptions) (module.Result, error) {
 		}
 		if err := o.Contract.agrees(o); err != nil {
 			return module.Result{}, err
+		}
+	}
+	if o.Envelope != nil {
+		if err := o.Envelope.Validate("envelope"); err != nil {
+			return module.Result{}, err
+		}
+		if c := o.Contract; c != nil {
+			if err := o.Envelope.CheckDeclaration(c.VMs.Count, c.VMs.Cores, c.VMs.Memory, c.VMs.Disk); err != nil {
+				return module.Result{}, fmt.Errorf("tenant %s: %w", c.Name, err)
+			}
 		}
 	}
 	site, err := SiteFromMap(o.Site)

@@ -1,0 +1,85 @@
+// Package envelope is a tenant's hardware envelope (docs/adr/0014-tenant-envelope.md): the most
+// VMs, vCPUs, memory and disk the substrate lets one tenant hold. PVE 9 has no pool quota (a pool
+// holds members and ACLs, nothing else), so the substrate sets the envelope at onboarding and
+// every place that can refuse growth checks it. This package is the rule itself, with no I/O.
+package envelope
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Envelope is one tenant's limits. Memory is in MiB and disk in GiB, the units of the tenant
+// contract's vms.memory and vms.disk.
+type Envelope struct {
+	VMs    int `opt:"vms" json:"vms" yaml:"vms"`
+	Cores  int `opt:"cores" json:"cores" yaml:"cores"`
+	Memory int `opt:"memory" json:"memory" yaml:"memory"`
+	Disk   int `opt:"disk" json:"disk" yaml:"disk"`
+}
+
+// Default is the envelope a tenant gets when the substrate inventory names no other
+// (substrate_tenant_envelope): 8 VMs, 16 vCPUs, 32 GiB of memory, 256 GiB of disk.
+func Default() Envelope { return Envelope{VMs: 8, Cores: 16, Memory: 32768, Disk: 256} }
+
+// Validate refuses an envelope with a limit below one, naming each such field.
+func (e Envelope) Validate(field string) error {
+	var errs []string
+	for _, l := range e.limits() {
+		if l.limit < 1 {
+			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1%s", field, l.key, l.limit, l.unit))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+type limit struct {
+	key         string
+	used, limit int
+	unit        string
+	how         string // the declaration's fields that add up to used
+}
+
+func (e Envelope) limits() []limit {
+	return []limit{
+		{key: "vms", limit: e.VMs}, {key: "cores", limit: e.Cores, unit: " vCPUs"},
+		{key: "memory", limit: e.Memory, unit: " MiB"}, {key: "disk", limit: e.Disk, unit: " GiB"},
+	}
+}
+
+// Over returns one message per limit that a declaration of count VMs of the same shape exceeds,
+// each naming the declaration's fields, their total and the envelope's limit; none when it fits.
+func (e Envelope) Over(count, cores, memory, disk int) []string {
+	ls := e.limits()
+	for i, v := range []struct {
+		used int
+		how  string
+	}{
+		{count, "tenant.vms.count"},
+		{count * cores, fmt.Sprintf("tenant.vms.count x tenant.vms.cores (%d x %d)", count, cores)},
+		{count * memory, fmt.Sprintf("tenant.vms.count x tenant.vms.memory (%d x %d MiB)", count, memory)},
+		{count * disk, fmt.Sprintf("tenant.vms.count x tenant.vms.disk (%d x %d GiB)", count, disk)},
+	} {
+		ls[i].used, ls[i].how = v.used, v.how
+	}
+	var out []string
+	for _, l := range ls {
+		if l.used > l.limit {
+			out = append(out, fmt.Sprintf("%s is %d%s, over the tenant's envelope of %d%s (envelope.%s, set by the substrate at onboarding)",
+				l.how, l.used, l.unit, l.limit, l.unit, l.key))
+		}
+	}
+	return out
+}
+
+// CheckDeclaration refuses a declaration of count VMs of the same shape whose totals exceed e,
+// with every limit it exceeds in one message.
+func (e Envelope) CheckDeclaration(count, cores, memory, disk int) error {
+	if over := e.Over(count, cores, memory, disk); len(over) > 0 {
+		return fmt.Errorf("%s", strings.Join(over, "; "))
+	}
+	return nil
+}

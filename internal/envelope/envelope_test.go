@@ -1,0 +1,65 @@
+package envelope
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDefaultIsTheIssuesFigures(t *testing.T) {
+	if got, want := Default(), (Envelope{VMs: 8, Cores: 16, Memory: 32 * 1024, Disk: 256}); got != want {
+		t.Fatalf("Default() = %+v, want %+v", got, want)
+	}
+}
+
+func TestCheckDeclaration(t *testing.T) {
+	e := Default()
+	for _, c := range []struct {
+		name                       string
+		count, cores, memory, disk int
+		want                       []string // substrings, one per broken limit; none: accepted
+	}{
+		{name: "the demo tenant", count: 2, cores: 1, memory: 1024, disk: 8},
+		{name: "exactly the envelope", count: 8, cores: 2, memory: 4096, disk: 32},
+		{name: "one VM too many", count: 9, cores: 1, memory: 1024, disk: 8,
+			want: []string{"tenant.vms.count is 9, over the tenant's envelope of 8 (envelope.vms"}},
+		{name: "the contract's largest valid declaration", count: 99, cores: 64, memory: 262144, disk: 4096, want: []string{
+			"tenant.vms.count is 99, over the tenant's envelope of 8",
+			"tenant.vms.count x tenant.vms.cores (99 x 64) is 6336 vCPUs, over the tenant's envelope of 16 vCPUs (envelope.cores",
+			"tenant.vms.count x tenant.vms.memory (99 x 262144 MiB) is 25952256 MiB, over the tenant's envelope of 32768 MiB (envelope.memory",
+			"tenant.vms.count x tenant.vms.disk (99 x 4096 GiB) is 405504 GiB, over the tenant's envelope of 256 GiB (envelope.disk"}},
+		{name: "memory alone", count: 2, cores: 1, memory: 16385, disk: 8,
+			want: []string{"(2 x 16385 MiB) is 32770 MiB, over the tenant's envelope of 32768 MiB"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := e.CheckDeclaration(c.count, c.cores, c.memory, c.disk)
+			if len(c.want) == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if n := strings.Count(err.Error(), "over the tenant's envelope"); n != len(c.want) {
+				t.Errorf("%d limits named, want %d: %v", n, len(c.want), err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("message lacks %q: %v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if err := Default().Validate("envelope"); err != nil {
+		t.Fatal(err)
+	}
+	err := Envelope{VMs: 0, Cores: 4, Memory: -1, Disk: 10}.Validate("substrate_tenant_envelope")
+	if err == nil || !strings.Contains(err.Error(), "substrate_tenant_envelope.vms 0 must be at least 1") ||
+		!strings.Contains(err.Error(), "substrate_tenant_envelope.memory -1 must be at least 1 MiB") || strings.Contains(err.Error(), "cores") {
+		t.Fatalf("Validate: %v", err)
+	}
+}
