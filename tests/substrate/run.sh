@@ -250,6 +250,22 @@ sed 's/^  index: 1$/  index: 2/' "$REPO/tenants/tdemo.yml" >"$REPO/tenants/tdemo
 contradiction index-mismatch "tenant.index 2 disagrees with the index allocated to tdemo: tenant_attachment.index 1" tenant "---" -e tenant_file=tenants/tdemo-wrong.yml
 rm -f "$REPO/tenants/tdemo-wrong.yml"
 
+# --- 5b. the envelope (ADR-0014): the attachment carries the substrate's; a bad envelope and a declaration over
+# it are refused before any change ------------------------------------------------------------------------
+if awk '/^  envelope:/{e=1; next} e && /^  [a-z]/{e=0} e' "$REPO/attachments/tdemo.yml" | sort | tr -d ' \n' \
+    | grep -qx 'cores:16disk:256memory:32768vms:8'; then pass "the attachment carries the default envelope (8 VMs, 16 vCPUs, 32768 MiB, 256 GiB)"
+else fail "the attachment's envelope: $(grep -A5 '^  envelope:' "$REPO/attachments/tdemo.yml")"; fi
+contradiction envelope-bad "vms, memory must each be a whole number of at least 1" onboard "$(cat <<'YML'
+all:
+  hosts:
+    localhost:
+      substrate_tenant_envelopes: {tdemo: {vms: 0, memory: lots}}
+YML
+)" -e tenant_name=tdemo
+sed 's/^    count: 1$/    count: 9/' "$REPO/tenants/tdemo.yml" >"$REPO/tenants/tdemo-big.yml"
+contradiction envelope-over "tenant.vms.count is 9, over the tenant's envelope of 8 (envelope.vms" tenant "---" -e tenant_file=tenants/tdemo-big.yml
+rm -f "$REPO/tenants/tdemo-big.yml"
+
 # --- 5a. a lost registry (#25): rebuilt from PVE and DNS; onboarding never gives an index PVE shows in use ----
 # tother is onboarded at index 3 (pool, user, DNS zones; no VRF yet), so the lowest free index is 2. With the
 # registry deleted, playbooks/registry.yml rebuilds it equal to the original (its check mode writes nothing);
