@@ -10,17 +10,14 @@ import (
 )
 
 // Envelope is one tenant's limits. Memory is in MiB and disk in GiB, the units of the tenant
-// contract's vms.memory and vms.disk.
+// contract's vms.memory and vms.disk. Its default has one source, the substrate role's
+// substrate_tenant_envelope (roles/substrate/meta/argument_specs.yml).
 type Envelope struct {
-	VMs    int `opt:"vms" json:"vms" yaml:"vms"`
-	Cores  int `opt:"cores" json:"cores" yaml:"cores"`
-	Memory int `opt:"memory" json:"memory" yaml:"memory"`
-	Disk   int `opt:"disk" json:"disk" yaml:"disk"`
+	VMs    int `opt:"vms"`
+	Cores  int `opt:"cores"`
+	Memory int `opt:"memory"`
+	Disk   int `opt:"disk"`
 }
-
-// Default is the envelope a tenant gets when the substrate inventory names no other
-// (substrate_tenant_envelope): 8 VMs, 16 vCPUs, 32 GiB of memory, 256 GiB of disk.
-func Default() Envelope { return Envelope{VMs: 8, Cores: 16, Memory: 32768, Disk: 256} }
 
 // Validate refuses an envelope with a limit below one, naming each such field.
 func (e Envelope) Validate(field string) error {
