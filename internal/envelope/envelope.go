@@ -34,10 +34,9 @@ func (e Envelope) Validate(field string) error {
 }
 
 type limit struct {
-	key         string
-	used, limit int
-	unit        string
-	how         string // the declaration's fields that add up to used
+	key   string
+	limit int
+	unit  string
 }
 
 func (e Envelope) limits() []limit {
@@ -47,35 +46,26 @@ func (e Envelope) limits() []limit {
 	}
 }
 
-// Over returns one message per limit that a declaration of count VMs of the same shape exceeds,
-// each naming the declaration's fields, their total and the envelope's limit; none when it fits.
-func (e Envelope) Over(count, cores, memory, disk int) []string {
-	ls := e.limits()
-	for i, v := range []struct {
+// CheckDeclaration refuses a declaration of count VMs of the same shape whose totals exceed e:
+// one message naming, for every limit exceeded, the declaration's fields, their total and the limit.
+func (e Envelope) CheckDeclaration(count, cores, memory, disk int) error {
+	totals := []struct {
 		used int
-		how  string
+		how  string // the declaration's fields that add up to used
 	}{
 		{count, "tenant.vms.count"},
 		{count * cores, fmt.Sprintf("tenant.vms.count x tenant.vms.cores (%d x %d)", count, cores)},
 		{count * memory, fmt.Sprintf("tenant.vms.count x tenant.vms.memory (%d x %d MiB)", count, memory)},
 		{count * disk, fmt.Sprintf("tenant.vms.count x tenant.vms.disk (%d x %d GiB)", count, disk)},
-	} {
-		ls[i].used, ls[i].how = v.used, v.how
 	}
-	var out []string
-	for _, l := range ls {
-		if l.used > l.limit {
-			out = append(out, fmt.Sprintf("%s is %d%s, over the tenant's envelope of %d%s (envelope.%s, set by the substrate at onboarding)",
-				l.how, l.used, l.unit, l.limit, l.unit, l.key))
+	var over []string
+	for i, l := range e.limits() {
+		if t := totals[i]; t.used > l.limit {
+			over = append(over, fmt.Sprintf("%s is %d%s, over the tenant's envelope of %d%s (envelope.%s, set by the substrate at onboarding)",
+				t.how, t.used, l.unit, l.limit, l.unit, l.key))
 		}
 	}
-	return out
-}
-
-// CheckDeclaration refuses a declaration of count VMs of the same shape whose totals exceed e,
-// with every limit it exceeds in one message.
-func (e Envelope) CheckDeclaration(count, cores, memory, disk int) error {
-	if over := e.Over(count, cores, memory, disk); len(over) > 0 {
+	if len(over) > 0 {
 		return fmt.Errorf("%s", strings.Join(over, "; "))
 	}
 	return nil
