@@ -7,6 +7,8 @@ package envelope
 import (
 	"fmt"
 	"strings"
+
+	"github.com/deevnet/tenant/internal/module"
 )
 
 // Envelope is one tenant's limits. Memory is in MiB and disk in GiB, the units of the tenant
@@ -69,4 +71,15 @@ func (e Envelope) CheckDeclaration(count, cores, memory, disk int) error {
 		return fmt.Errorf("%s", strings.Join(over, "; "))
 	}
 	return nil
+}
+
+// Option is the modules' envelope option (tenant_plan, tenant_verify): the attachment's envelope,
+// every limit required (plugins/doc_fragments/envelope.py documents it).
+func Option() *module.Option {
+	return &module.Option{Type: module.TypeDict, Options: map[string]*module.Option{
+		"vms":    {Type: module.TypeInt, Required: true},
+		"cores":  {Type: module.TypeInt, Required: true},
+		"memory": {Type: module.TypeInt, Required: true},
+		"disk":   {Type: module.TypeInt, Required: true},
+	}}
 }

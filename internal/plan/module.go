@@ -56,12 +56,7 @@ func spec() module.Spec {
 			"vnets":    {Type: module.TypeInt, Default: 1},
 			"vm_vnet":  {Type: module.TypeList, Elements: module.TypeInt, Default: []any{}},
 			"contract": contractOption(),
-			"envelope": {Type: module.TypeDict, Options: map[string]*module.Option{
-				"vms":    {Type: module.TypeInt, Required: true},
-				"cores":  {Type: module.TypeInt, Required: true},
-				"memory": {Type: module.TypeInt, Required: true},
-				"disk":   {Type: module.TypeInt, Required: true},
-			}},
+			"envelope": envelope.Option(),
 		}),
 	}
 }

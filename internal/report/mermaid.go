@@ -102,6 +102,14 @@ func mermaidTenant(b *strings.Builder, id string, t TenantView) {
 			fmt.Fprintf(b, "    %s_m%d --- %s_v%d\n", id, mi, id, vi)
 		}
 	}
+	if c, ok := t.EnvelopeCheck(); ok {
+		use, limit := c.EnvelopeParts()
+		cls := "ok"
+		if !c.OK {
+			cls = "bad"
+		}
+		fmt.Fprintf(b, "    %s_env[%s]:::%s\n", id, label("envelope "+limit, use), cls)
+	}
 	if failed := t.Failed(); len(failed) > 0 {
 		lines := []string{"FAILED checks"}
 		for _, c := range failed {

@@ -131,6 +131,30 @@ func (t TenantView) Failed() []Check {
 	return out
 }
 
+// EnvelopeCheck is the tenant's envelope check of its last verify run, if it made one.
+func (t TenantView) EnvelopeCheck() (Check, bool) {
+	for _, c := range t.Checks {
+		if c.Name == CheckEnvelope {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// EnvelopeParts splits the envelope check's detail ("uses <use> of <envelope>[: <over>]") into
+// what the pool uses (with what it goes over) and the envelope, for the report's row and box.
+func (c Check) EnvelopeParts() (use, envelope string) {
+	rest, ok := strings.CutPrefix(c.Detail, "uses ")
+	if !ok {
+		return c.Detail, "(not read)"
+	}
+	use, envelope, _ = strings.Cut(rest, " of ")
+	if env, over, found := strings.Cut(envelope, ": "); found {
+		envelope, use = env, use+": "+over
+	}
+	return use, envelope
+}
+
 // Healthy says whether everything read back matches the plan and every check passed.
 func (t TenantView) Healthy() bool {
 	if t.Zone == nil || len(t.Failed()) > 0 {

@@ -338,3 +338,32 @@ func TestSquattedVMIDIsNamedByThePool(t *testing.T) {
 		`pool tenant-tdemo **(vmid 10202 ("grab") is held by tenant tdemo's pool, in index 2's range 10200-10299, not its own; stopped)** |`)
 	wantIn(t, "mermaid", mermaidOf(t, md), "VM tother-2 · 10202<br/>none<br/>on dv02hyp002p02 · VMID 10202 IS HELD BY TENANT TDEMO'S POOL")
 }
+
+// The envelope check tenant_verify made is the report's envelope row and a box in the tenant's
+// picture, marked over when it failed.
+func TestEnvelopeUseShowsInTableAndPicture(t *testing.T) {
+	l := newLab(t)
+	env := map[string]any{"vms": 2, "cores": 4, "memory": 4096, "disk": 8}
+	checksOf := func() []any {
+		out, res := l.verify(l.verifyArgs("envelope", env, "fail_on_failed", false))
+		var checks []any
+		for _, c := range out.Checks {
+			checks = append(checks, map[string]any{"name": c.Name, "target": c.Target, "ok": c.OK, "detail": c.Detail, "time": c.Time})
+		}
+		if len(checks) != 5 {
+			t.Fatalf("verify: %v", res)
+		}
+		return checks
+	}
+	_, md := l.report(false, tdemo(checksOf()))
+	wantIn(t, "report", md, "| envelope (pool tenant-tdemo) | 2 VMs, 4 vCPUs, 4096 MiB, 8 GiB | "+
+		"1 VMs (1 running), 2 vCPUs (2 running), 2048 MiB (2048 running), 3 GiB |")
+	wantIn(t, "mermaid", mermaidOf(t, md),
+		`t0_env["envelope 2 VMs, 4 vCPUs, 4096 MiB, 8 GiB<br/>1 VMs (1 running), 2 vCPUs (2 running), 2048 MiB (2048 running), 3 GiB"]:::ok`)
+
+	l.must(l.root.Put(context.Background(), "/nodes/"+node+"/qemu/10101/resize", map[string]any{"disk": "scsi0", "size": "+6G"}, nil))
+	_, md = l.report(false, tdemo(checksOf()))
+	over := "1 VMs (1 running), 2 vCPUs (2 running), 2048 MiB (2048 running), 9 GiB: 9 GiB of disk, over the envelope's 8 (envelope.disk)"
+	wantIn(t, "report", md, "| envelope (pool tenant-tdemo) | 2 VMs, 4 vCPUs, 4096 MiB, 8 GiB | **"+over+" (OVER)** |")
+	wantIn(t, "mermaid", mermaidOf(t, md), `t0_env["envelope 2 VMs, 4 vCPUs, 4096 MiB, 8 GiB<br/>`+over+`"]:::bad`)
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/deevnet/tenant/internal/envelope"
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
@@ -26,6 +27,8 @@ type VerifyOptions struct {
 	Resolver     ResolverOptions `opt:"resolver"`
 	FailOnFailed bool            `opt:"fail_on_failed"`
 	Maintenance  []string        `opt:"maintenance"`
+	// the attachment's envelope: with it, one check compares the pool's use with it
+	Envelope *envelope.Envelope `opt:"envelope"`
 }
 
 // VerifyModule is tenant_verify: plugins/modules/tenant_verify.py documents it.
@@ -50,6 +53,7 @@ func verifySpec() module.Spec {
 		}},
 		"fail_on_failed": {Type: module.TypeBool, Default: true},
 		"maintenance":    {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
+		"envelope":       envelope.Option(),
 	})
 	for _, k := range verifyCredential {
 		o := *opts[k]
@@ -70,6 +74,11 @@ func verify(m *module.Module, o *VerifyOptions) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
+	if o.Envelope != nil {
+		if err := o.Envelope.Validate("envelope"); err != nil {
+			return module.Result{}, err
+		}
+	}
 	var c *pve.Client
 	if o.Host != "" {
 		if c, err = o.Client(m); err != nil {
@@ -85,7 +94,7 @@ func verify(m *module.Module, o *VerifyOptions) (module.Result, error) {
 	}
 	checks := DNSChecks(ctx, Resolver{Server: o.Resolver.Server, Port: o.Resolver.Port}, t, now)
 	if c != nil {
-		checks = append(checks, PVEChecks(ctx, c, t, site.Nodes[0], now, away)...)
+		checks = append(checks, PVEChecks(ctx, c, t, site.Nodes[0], now, away, o.Envelope)...)
 	}
 	left := 0
 	for _, ch := range checks {

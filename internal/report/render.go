@@ -83,6 +83,13 @@ func markdownTenant(b *strings.Builder, t TenantView) {
 		}
 		fmt.Fprintf(b, "| VNet %s | VNI %d, %s gw %s | %s |\n", vn.Plan.ID, vn.Plan.Tag, vn.Plan.Subnet, vn.Plan.Gateway, md(got))
 	}
+	if c, ok := t.EnvelopeCheck(); ok {
+		use, limit := c.EnvelopeParts()
+		if !c.OK {
+			use = "**" + use + " (OVER)**"
+		}
+		fmt.Fprintf(b, "| envelope (pool %s) | %s | %s |\n", md(c.Target), md(limit), md(use))
+	}
 	for _, vm := range t.VMs {
 		want := "(not planned)"
 		if vm.Plan != nil {

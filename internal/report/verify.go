@@ -15,6 +15,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/deevnet/tenant/internal/envelope"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/vm"
@@ -32,6 +33,9 @@ const (
 	// CheckLeft stands for a VM's PVE checks when its node is offline and in the operator's
 	// maintenance list: PVE cannot be asked (595), and the run says so instead of failing (#25).
 	CheckLeft = "VM left on its node in maintenance"
+	// CheckEnvelope compares what the tenant's pool takes with the envelope the substrate set at
+	// onboarding (docs/adr/0014-tenant-envelope.md); made when the attachment has an envelope.
+	CheckEnvelope = "Pool's use inside the tenant's envelope"
 )
 
 // lookupTries is how often a lookup the server did not answer is sent (dig +tries=2).
@@ -82,22 +86,32 @@ func answerCheck(name, target, want string, rec Record, now string) Check {
 // PVEChecks checks each VM's configuration (name, address, gateway) and that it runs, on the node
 // PVE places it on (the site's first node when /cluster/resources does not list it). A VM on a node
 // in away (offline and in maintenance) gets one CheckLeft instead, which passes and says why.
-func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, now string, away []string) []Check {
+//
+// With env, one more check compares every guest of the tenant's pool (planned or not) with the
+// envelope; a planned VM's configuration is read once for both.
+func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, now string, away []string, env *envelope.Envelope) []Check {
 	nodes := map[int]string{}
 	var rows []row
 	var out []Check
-	if c.Get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &rows) == nil {
+	var members []row // the tenant's pool's guests, the template aside
+	listed := c.Get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &rows) == nil
+	if listed {
 		first, last := plan.VMIDRange(t.Index)
 		for _, x := range rows {
 			id := atoi(x["vmid"])
 			nodes[id] = str(x["node"])
 			// The pool names the holder; a tag, which the tenant's token may set, is not read.
-			if str(x["pool"]) == t.Pool && str(x["template"]) != "1" && (id < first || id > last) {
+			if str(x["pool"]) != t.Pool || str(x["template"]) == "1" {
+				continue
+			}
+			members = append(members, x)
+			if id < first || id > last {
 				out = append(out, Check{Name: CheckOwnRange, Target: t.Pool, Time: now,
 					Detail: vm.SquatMessage(id, str(x["name"]), vm.PoolOwner(t.Pool))})
 			}
 		}
 	}
+	configs := map[int]row{}
 	for _, vm := range t.VMs {
 		node, ok := nodes[vm.VMID]
 		if !ok {
@@ -114,6 +128,7 @@ func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, 
 		if err := c.Get(ctx, base+"config", nil, &cfg); err != nil {
 			conf.Detail = answered(err)
 		} else {
+			configs[vm.VMID] = cfg
 			ipc := str(cfg["ipconfig0"])
 			conf.OK = str(cfg["name"]) == vm.Name && strings.Contains(ipc, "ip="+vm.CIDR) &&
 				strings.Contains(ipc, "gw="+vm.Gateway.String())
@@ -133,7 +148,56 @@ func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, 
 		}
 		out = append(out, conf, run)
 	}
+	if env != nil {
+		out = append(out, envelopeCheck(ctx, c, t, *env, listed, members, configs, away, now))
+	}
 	return out
+}
+
+// envelopeCheck adds up what the pool's guests take, from each one's configuration (a planned VM's
+// read already is not read again) and its state in /cluster/resources, and fails when what runs
+// or what is allocated goes over env. A guest on a node away in maintenance cannot be read (595):
+// the detail counts it as not read.
+func envelopeCheck(ctx context.Context, c *pve.Client, t plan.Tenant, env envelope.Envelope, listed bool,
+	members []row, configs map[int]row, away []string, now string) Check {
+	check := Check{Name: CheckEnvelope, Target: t.Pool, Time: now}
+	if !listed {
+		check.Detail = "GET /cluster/resources was not answered"
+		return check
+	}
+	var guests []envelope.Guest
+	var unread []string
+	for _, x := range members {
+		id, node := atoi(x["vmid"]), str(x["node"])
+		if slices.Contains(away, node) {
+			unread = append(unread, fmt.Sprintf("%d", id))
+			continue
+		}
+		cfg, ok := configs[id]
+		if !ok {
+			if err := c.Get(ctx, fmt.Sprintf("/nodes/%s/qemu/%d/config", url.PathEscape(node), id), nil, &cfg); err != nil {
+				check.Detail = fmt.Sprintf("VM %d's configuration: %s", id, answered(err))
+				return check
+			}
+		}
+		g, err := envelope.GuestFromConfig(cfg, str(x["status"]) == "running")
+		if err != nil {
+			check.Detail = fmt.Sprintf("VM %d: %v", id, err)
+			return check
+		}
+		guests = append(guests, g)
+	}
+	use := envelope.UseOf(guests)
+	over := env.Over(use)
+	check.OK = len(over) == 0
+	check.Detail = fmt.Sprintf("uses %s of %s", use, env)
+	if len(unread) > 0 {
+		check.Detail += fmt.Sprintf("; not counted, on nodes away in maintenance: %s", strings.Join(unread, ", "))
+	}
+	if !check.OK {
+		check.Detail += ": " + strings.Join(over, "; ")
+	}
+	return check
 }
 
 // LeftDetail is CheckLeft's detail, and the warning of a run that left VMs on node.

@@ -293,3 +293,56 @@ func TestVerifyMaintenance(t *testing.T) {
 		t.Fatalf("unknown node: res = %v", res)
 	}
 }
+
+// With the attachment's envelope, one more check adds up every guest of the tenant's pool (planned
+// or not) from the configurations it reads anyway, and fails when what runs, or what is allocated,
+// goes over it; a stopped guest takes disk only. A limit below 1 is refused before any read.
+func TestVerifyEnvelope(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	env := map[string]any{"vms": 2, "cores": 4, "memory": 4096, "disk": 8}
+	l.srv.ResetStats()
+	out, res := l.verify(l.verifyArgs("envelope", env))
+	if out.Failed || len(out.Checks) != 5 {
+		t.Fatalf("inside the envelope: %v", res)
+	}
+	if got := details(out.Checks[4:]); got[0] != "Pool's use inside the tenant's envelope | tenant-tdemo | ok | "+
+		"uses 1 VMs (1 running), 2 vCPUs (2 running), 2048 MiB (2048 running), 3 GiB of 2 VMs, 4 vCPUs, 4096 MiB, 8 GiB" {
+		t.Fatalf("envelope check: %q", got)
+	}
+	// The planned VM's configuration is read once, for both checks.
+	if n := l.srv.Stats().Requests["GET /nodes/{node}/qemu/{vmid}/config"]; n != 1 {
+		t.Fatalf("config read %d times, want 1", n)
+	}
+
+	// A guest the tenant made outside the plan counts: a stopped one with 16 vCPUs takes disk only ...
+	var upid string
+	l.must(l.root.Post(ctx, "/nodes/"+node+"/qemu/9000/clone", map[string]any{"newid": 10150, "name": "extra", "pool": "tenant-tdemo"}, &upid))
+	l.must(l.root.WaitTask(ctx, upid))
+	l.must(l.root.Put(ctx, "/nodes/"+node+"/qemu/10150/config", map[string]any{"cores": 8, "sockets": 2, "memory": "current=8192"}, nil))
+	if out, res := l.verify(l.verifyArgs("envelope", env)); out.Failed {
+		t.Fatalf("a stopped guest over the envelope's vCPUs and memory: %v", res)
+	}
+	// ... and once it runs it takes its vCPUs and memory: the run fails naming each limit.
+	l.must(l.root.Post(ctx, "/nodes/"+node+"/qemu/10150/status/start", nil, &upid))
+	l.must(l.root.WaitTask(ctx, upid))
+	out, _ = l.verify(l.verifyArgs("envelope", env, "fail_on_failed", false))
+	want := "Pool's use inside the tenant's envelope | tenant-tdemo | FAIL | uses 2 VMs (2 running), 18 vCPUs (18 running), " +
+		"10240 MiB (10240 running), 6 GiB of 2 VMs, 4 vCPUs, 4096 MiB, 8 GiB: 18 running vCPUs, over the envelope's 4 (envelope.cores); " +
+		"10240 MiB of running memory, over the envelope's 4096 (envelope.memory)"
+	if got := details(out.Checks); got[len(got)-1] != want || !strings.Contains(out.Msg, "envelope.cores") {
+		t.Fatalf("over the envelope:\n%s\nwant last\n%s\nmsg %q", strings.Join(got, "\n"), want, out.Msg)
+	}
+	// Disk counts whether the guest runs or not.
+	l.must(l.root.Put(ctx, "/nodes/"+node+"/qemu/10150/resize", map[string]any{"disk": "scsi0", "size": "+3G"}, nil))
+	out, _ = l.verify(l.verifyArgs("envelope", env, "fail_on_failed", false))
+	if d := out.Checks[len(out.Checks)-1].Detail; !strings.Contains(d, "9 GiB of disk, over the envelope's 8 (envelope.disk)") {
+		t.Fatalf("disk: %q", d)
+	}
+
+	l.srv.ResetStats()
+	out, res = l.verify(l.verifyArgs("envelope", map[string]any{"vms": 0, "cores": 4, "memory": 4096, "disk": 8}))
+	if !out.Failed || !strings.Contains(out.Msg, "envelope.vms 0 must be at least 1") || l.srv.Stats().Requests["GET /cluster/resources"] != 0 {
+		t.Fatalf("an envelope of 0 VMs: %v", res)
+	}
+}

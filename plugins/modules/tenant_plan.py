@@ -137,32 +137,6 @@ options:
             description: TTL.
             type: int
             default: 300
-  envelope:
-    description:
-      - The tenant's hardware envelope, set by the substrate at onboarding and carried in the attachment file
-        (C(tenant_attachment.envelope); docs/adr/0014-tenant-envelope.md). The role C(deevnet.tenant.tenant) passes it.
-      - With O(contract), a declaration whose totals exceed it is refused before anything is planned or written. The
-        totals are C(vms.count), C(vms.count) x C(vms.cores), C(vms.count) x C(vms.memory) and C(vms.count) x C(vms.disk);
-        each broken limit is named with the declaration's total and the envelope's limit, all in one message.
-      - Not given (an attachment from before envelopes), nothing is checked against it.
-    type: dict
-    suboptions:
-      vms:
-        description: Most VMs the tenant may declare, at least 1.
-        type: int
-        required: true
-      cores:
-        description: Most vCPUs over all its VMs, at least 1.
-        type: int
-        required: true
-      memory:
-        description: Most memory over all its VMs, in MiB, at least 1.
-        type: int
-        required: true
-      disk:
-        description: Most disk over all its VMs, in GiB, at least 1.
-        type: int
-        required: true
   site:
     description:
       - Overrides of the site plan. Keys not given keep the defaults shown here.
@@ -230,6 +204,8 @@ attributes:
     support: full
     platforms: posix
     description: Runs wherever the task runs (usually the controller); the binary for that OS/arch is picked by the collection's action plugin.
+extends_documentation_fragment:
+  - deevnet.tenant.envelope
 notes:
   - Always returns C(changed=false).
   - Errors name the field and the rule, for example an index out of 1..63 or a name that is not a DNS label.

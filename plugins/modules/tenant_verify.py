@@ -14,6 +14,9 @@ description:
     C(A record through the resolver) (the VM's name answers exactly its address), C(PTR record through the resolver)
     (the address answers exactly the name), and, with a PVE connection, the PVE configuration check (the VM's C(name),
     and its address and gateway in C(ipconfig0)) and C(VM running).
+  - With O(envelope) and a PVE connection, one more check, C(Pool's use inside the tenant's envelope), adds up every
+    guest of the tenant's pool, planned or not (configured and running VMs, vCPUs, memory, allocated disk), and fails
+    over the envelope (see O(envelope)).
   - Reads only - the resolver (a query it does not answer is asked again once), then with GET requests
     C(/cluster/resources) once and each VM's C(config) and C(status/current) on the node PVE lists it on (the site's
     first node when it is not listed). C(changed) is always false.
@@ -103,6 +106,7 @@ options:
       - If not given, the environment variable E(PROXMOX_TOKEN_SECRET) is used.
     type: str
 extends_documentation_fragment:
+  - deevnet.tenant.envelope
   - deevnet.tenant.proxmox
   - deevnet.tenant.read_only
 notes:
@@ -136,7 +140,9 @@ EXAMPLES = r'''
 RETURN = r'''
 checks:
   description:
-    - One entry per check, the A then the PTR check of each VM, then each VM's configuration and running check.
+    - One entry per check, the A then the PTR check of each VM, then each VM's configuration and running check, then
+      with O(envelope) the envelope check (target the pool, detail what the pool uses of the envelope and each limit it
+      goes over).
     - C(name) what was checked, C(target) the name, the address, or the VM as its name with its vmid in parentheses,
       C(ok), C(detail) what was seen (the answer, C(no answer), C(status stopped), C(PVE answered <status> - <message>)),
       C(time) (UTC).
@@ -147,6 +153,9 @@ checks:
     - {name: A record through the resolver, target: tdemo-1.tdemo.mobile.deevnet.net, ok: true, detail: 10.20.129.10,
        time: "2026-12-01T04:00:00Z"}
     - {name: VM running, target: tdemo-1 (10101), ok: false, detail: status stopped, time: "2026-12-01T04:00:00Z"}
+    - {name: "Pool's use inside the tenant's envelope", target: tenant-tdemo, ok: true,
+       detail: "uses 2 VMs (2 running), 4 vCPUs (4 running), 4096 MiB (4096 running), 64 GiB of 8 VMs, 16 vCPUs, 32768 MiB, 256 GiB",
+       time: "2026-12-01T04:00:00Z"}
 pending_nodes:
   description: The nodes of O(maintenance) that are offline and hold a VM of the tenant, which was therefore not checked in PVE; sorted.
   returned: always

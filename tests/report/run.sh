@@ -54,6 +54,21 @@ for t in tdemo tother; do
   n=$(grep -c "^| $t | .* | ✅ pass | .* | 20[0-9-]*T[0-9:]*Z |$" "$report" || true)
   if [ "$n" -ge 8 ]; then pass "report table: $n passed checks of $t with their time"; else fail "report table: $n passed checks of $t, want >= 8"; fi
 done
+# Each tenant's use against the envelope onboarding wrote into its attachment (tenant_verify's
+# envelope check): the table's row and the box in the picture.
+envelope_of(){ # the envelope onboarding wrote into the tenant's attachment, as the report prints it
+  "$ROOT/.venv/bin/python3" -c 'import sys, yaml
+e = yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]["envelope"]
+print("%(vms)d VMs, %(cores)d vCPUs, %(memory)d MiB, %(disk)d GiB" % e)' "$DIR/attachments/$1.yml"
+}
+for t in tdemo tother; do
+  row="| envelope (pool tenant-$t) | $(envelope_of "$t") | "
+  if grep -qF -- "$row" "$report" && grep -q "^| $t | Pool's use inside the tenant's envelope | tenant-$t | ✅ pass |" "$report"; then
+    pass "report: $t's envelope row and its passed check ($(grep -F -- "$row" "$report" | cut -d'|' -f3-4 | tr -s ' '))"
+  else fail "report lacks $t's envelope row ($row) or its passed check"; fi
+done
+if grep -qF "envelope $(envelope_of tdemo)" "$OUT/demo.svg" 2>/dev/null; then pass "picture holds tdemo's envelope box"
+else fail "picture lacks tdemo's envelope box"; fi
 secrets=()
 while IFS= read -r s; do [ -n "$s" ] && secrets+=("$s"); done < <(
   sed -n 's/^ *api_token_secret: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p; s/^ *api_key: *\(.*\)$/\1/p; s/^ *key_secret: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' \
@@ -102,7 +117,7 @@ done
 if grep -q '^| tother | .* | ✅ pass |' "$report" && ! grep -q '^| tother | .* | ❌' "$report"; then pass "report: tother's stored checks still pass"
 else fail "report: tother's checks are not all passed"; fi
 if "$ROOT/tests/report/render.sh" "$report" "$OUT/failed" >/dev/null; then pass "the failed report renders"; else fail "the failed report does not render"; fi
-for want in "on dv02hyp002p02 · STOPPED" "2 of 8 checks FAILED" "FAILED checks" "VM running: tdemo-1 (10101)" \
+for want in "on dv02hyp002p02 · STOPPED" "2 of 9 checks FAILED" "FAILED checks" "VM running: tdemo-1 (10101)" \
             "A record through the resolver: tdemo-1.tdemo.mobile.deevnet.net"; do
   if grep -qF "$want" "$OUT/failed.svg" 2>/dev/null; then pass "picture holds '$want'"; else fail "picture lacks '$want'"; fi
 done
