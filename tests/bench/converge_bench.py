@@ -57,7 +57,8 @@ class Lab:
         subprocess.run([str(SHARED / 'lab.sh'), 'down', str(self.dir)], env=self.env, stdout=subprocess.DEVNULL)
 
 
-def run_playbook(venv, collections, lab, work, name, extra):
+def run_playbook(venv, collections, lab, work, name, extra, playbook=None):
+    """ansible-playbook deevnet.tenant.<name> (or the file playbook) with the lab's inventory, measured."""
     prof = work / 'profile.json'
     prof.unlink(missing_ok=True)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections, ANSIBLE_COLLECTIONS_SCAN_SYS_PATH='false',
@@ -69,7 +70,7 @@ def run_playbook(venv, collections, lab, work, name, extra):
     t0 = time.perf_counter()
     with open(log, 'w') as out:
         rc = subprocess.run([str(pathlib.Path(venv) / 'bin' / 'ansible-playbook'), '-i', str(SHARED / 'inventory'),
-                             '-e', 'lab_dir=%s' % lab.dir, 'deevnet.tenant.%s' % name] + extra,
+                             '-e', 'lab_dir=%s' % lab.dir, str(playbook or 'deevnet.tenant.%s' % name)] + extra,
                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=work).returncode
     wall = time.perf_counter() - t0
     st = lab.call('GET', '/_sim/stats')

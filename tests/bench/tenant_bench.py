@@ -11,6 +11,10 @@ For each ansible-core given with --core NAME=VENV:
             same pvesim reset to the substrate alone.
   scale     N tenants x 3 VMs in one play by the modules themselves (one tenant_vrf run with tenants, staging and
             applying once; one tenant_vm run with tenants; first core only), the peer too for the N in --peer-scale.
+floor     Ansible's own cost, which no playbook goes below: for ours, the shipped tenant playbook's plays (their hosts and
+            gather_facts, read from playbooks/tenant.yml) with no task, through the same inventory; for the peer an
+            empty play on localhost with its connection. Each run's time above its floor is what the playbook itself
+            costs; the ratio of the peer's to ours is printed per core and run.
 pvesim answers every API request after --latency (20 ms). Each run: wall time of ansible-playbook, tasks started
 and the time of each (callback dvt_timer), requests pvesim counted (/_sim/stats: all, GETs, writes, SDN applies),
 changed tasks, pvesim's RSS. Prints each run, the ratios and the playbook's slowest tasks; results.json in --out.
@@ -34,6 +38,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from converge_bench import SHARED, Lab, run_playbook  # noqa: E402  pylint: disable=wrong-import-position
 NODE = 'dv02hyp002p02'
+ROOT = HERE.parent.parent
+FLOOR_RUNS = 3  # the floor is the fastest of these: it is what Ansible cannot go below
 SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFuBgRI8GCpQ1Li2FMavVoVf+RzPLi477unNJvv4IwTL ops@deevnet'
 
 
@@ -98,6 +104,12 @@ class Sim:
             self.proc.terminate()
             self.proc.wait(timeout=10)
             self.log.close()
+
+
+def yaml_plays(path):
+    """The plays of a shipped playbook (the bench venv has PyYAML: ansible needs it)."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    return yaml.safe_load(path.read_text())
 
 
 def tenants(n):
@@ -210,7 +222,8 @@ class Runner:
         })
         return e
 
-    def playbook(self, venv, pb, name):
+    def playbook(self, venv, pb, name, empty=False):
+        """Run pb; with empty, a play with no task (no host recap) passes on its exit code alone."""
         path = self.work / (name + '.yml')
         path.write_text(json.dumps(pb, indent=1))
         log = self.work / (name + '.log')
@@ -221,7 +234,7 @@ class Runner:
         wall = time.perf_counter() - t0
         text = log.read_text()
         m = re.findall(r'ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)', text)
-        ok, changed, failed = (int(x) for x in m[-1]) if m else (0, 0, 1)
+        ok, changed, failed = (int(x) for x in m[-1]) if m else (0, 0, 0 if empty else 1)
         if rc != 0 or failed:
             shutil.copy(log, self.args.out / (name + '.log'))
             msgs = re.findall(r'"msg": "([^"]{0,300})', text)
@@ -277,6 +290,26 @@ class Runner:
                          'writes': r['writes'], 'applies': reqs.get('PUT /cluster/sdn', 0), 'changed': r['changed'],
                          'rss_mib': round(self.sim.rss_kib() / 1024, 1), 'by_path': reqs, 'profile': r['profile']})
 
+    def floor(self, core, venv, lab, who):
+        """The fastest of FLOOR_RUNS runs of who's playbook with no task (the module docstring's floor)."""
+        best = None
+        for i in range(FLOOR_RUNS):
+            if who == 'deevnet.tenant':
+                plays = yaml_plays(ROOT / 'playbooks' / 'tenant.yml')
+                path = self.work / 'floor-ours.yml'
+                path.write_text(json.dumps([{'name': 'floor: ' + str(p.get('name', '')), 'hosts': p['hosts'],
+                                             'gather_facts': p.get('gather_facts', True), 'tasks': []} for p in plays]))
+                r = run_playbook(venv, self.args.collections, lab, self.work, 'floor', [], playbook=path)
+                wall, ok = r['wall'], r['rc'] == 0
+            else:
+                wall, _, ok = self.playbook(venv, play('floor', [], {}), '%s-floor-peer-%d' % (core, i), empty=True)
+            if not ok:
+                sys.exit('the floor play failed (%s, %s)' % (core, who))
+            best = wall if best is None else min(best, wall)
+        return self.add({'core': core, 'case': 'playbook', 'who': who, 'run': 'floor', 'wall': round(best, 2), 'ok': True,
+                         'requests': 0, 'gets': 0, 'writes': 0, 'applies': 0, 'changed': 0,
+                         'rss_mib': round(self.sim.rss_kib() / 1024, 1), 'by_path': {}})
+
     def playbook_case(self, core, venv):
         """tdemo by the shipped playbook, then by the peer's six tasks, on the lab's pvesim at --latency."""
         lab = Lab(self.work / ('lab-' + core), self.args.pvesim)
@@ -289,6 +322,7 @@ class Runner:
                 if r['rc']:
                     (self.args.out / ('%s-%s.log' % (core, name))).write_text(r['log'])
                     sys.exit('%s failed (untimed set-up of the playbook case): log in %s' % (name, self.args.out))
+            self.floor(core, venv, lab, 'deevnet.tenant')
             self.sim.set_latency(self.args.latency_ms)
             for label in ('first', 'no-op'):
                 self.shipped(core, venv, lab, label)
@@ -299,6 +333,7 @@ class Runner:
             self.peer_template()
             self.sim.set_latency(self.args.latency_ms)
             pb = peer_playbook(self.sim.conn, objs)
+            self.floor(core, venv, lab, 'community.proxmox')
             for label in ('first', 'no-op'):
                 self.timed(core, venv, 'playbook', 'community.proxmox', label, pb)
         finally:
@@ -345,6 +380,13 @@ def summary(rows):
                     lines.append('%-8s %-10s %-6s community.proxmox / deevnet.tenant: wall %.1fx (%.2f s / %.2f s), requests %.1fx (%d / %d), '
                                  'tasks %d / %d' % (core, case, run, p['wall'] / o['wall'], p['wall'], o['wall'], p['requests'] / o['requests'],
                                                     p['requests'], o['requests'], p['tasks'], o['tasks']))
+                    fo, fp = by.get((core, case, 'deevnet.tenant', 'floor')), by.get((core, case, 'community.proxmox', 'floor'))
+                    if fo and fp:
+                        above_o, above_p = o['wall'] - fo['wall'], p['wall'] - fp['wall']
+                        lines.append('%-8s %-10s %-6s above the floor (ours %.2f s, the peer\'s %.2f s): deevnet.tenant %.2f s, '
+                                     'community.proxmox %.2f s, the peer\'s / ours %s' % (
+                                         core, case, run, fo['wall'], fp['wall'], above_o, above_p,
+                                         '%.1fx' % (above_p / above_o) if above_o > 0 else 'n/a (ours at the floor)'))
     return lines
 
 
@@ -352,7 +394,7 @@ def profile(rows, top):
     """The shipped playbook's tasks: count and seconds by action, and the slowest tasks."""
     lines = []
     for row in rows:
-        if row['case'] != 'playbook' or row['who'] != 'deevnet.tenant':
+        if row['case'] != 'playbook' or row['who'] != 'deevnet.tenant' or row['run'] == 'floor':
             continue
         tasks = row.get('profile', [])
         by = {}
