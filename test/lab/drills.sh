@@ -309,6 +309,9 @@ node_back() {
     for v in \$(awk -v n=$1 '\$3 == n {print \$2}'); do ip netns del vm-\$v; done
     /lab/topo.sh node ${spec%,*,*} && /lab/node.sh $1 $mgmt $port boot >/dev/null" < "$LAB_DIR/vms"
   sim "$1" online | tee -a "$LAB_DIR/drill.log" >&2
+  # the control's QDevice host back with the node (the cluster quorate again either way)
+  [ -z "${DRILL_NO_QDEVICE:-}" ] || PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/qdevice/up", method="POST", auth=False)' "$LAB_DIR" >/dev/null
+  quorum_line >> "$LAB_DIR/drill.log"
   lab vms >&2
 }
 
