@@ -29,7 +29,7 @@ func main() {
 	reloadCmd := fs.String("reload-command", "", "after writing a node's files run PATH <node> <DIR/node> (no shell; needs\n--render-dir); exit 0 = reloaded, else the node's SDN status becomes error;\noutput goes to the apply task log. Without it reloads succeed unless a\nreload fault is injected (/_sim/faults reload_faults)")
 	reloadTimeout := fs.Duration("reload-timeout", 0, "time limit of one --reload-command run (default 2m)")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintf(fs.Output(), "Usage: pvesim [flags]\n\nProxmox VE 9 API simulator (API at <url>/api2/json; admin at /_sim/stats,\n/_sim/stats/reset, /_sim/reset, /_sim/faults, /_sim/nodes/<node>/files/<path>,\nPOST /_sim/nodes/<node>/offline and /_sim/nodes/<node>/online).\n\nFlags:\n")
+		_, _ = fmt.Fprintf(fs.Output(), "Usage: pvesim [flags]\n\nProxmox VE 9 API simulator (API at <url>/api2/json; admin at /_sim/stats,\n/_sim/stats/reset, /_sim/reset, /_sim/faults, /_sim/nodes/<node>/files/<path>,\nPOST /_sim/nodes/<node>/offline and /_sim/nodes/<node>/online,\nGET /_sim/quorum, POST /_sim/qdevice/down and /_sim/qdevice/up).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])

@@ -34,6 +34,15 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch r.Method + " " + r.URL.Path {
+	case "GET /_sim/quorum":
+		reply(s.Quorum())
+	case "POST /_sim/qdevice/up", "POST /_sim/qdevice/down":
+		// the QDevice's host (corosync-qnetd) comes back or goes away
+		if err := s.SetQDevice(strings.HasSuffix(r.URL.Path, "/up")); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		reply(s.Quorum())
 	case "GET /_sim/stats":
 		reply(s.Stats())
 	case "POST /_sim/stats/reset":

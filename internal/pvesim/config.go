@@ -35,6 +35,8 @@ type Config struct {
 	// files are written (no shell); exit 0 is a reloaded node. Needs RenderDir.
 	ReloadCommand string        `yaml:"reload_command"`
 	ReloadTimeout time.Duration `yaml:"reload_timeout"` // per node; default 2m
+	// Quorum is corosync's votes, expected votes and QDevice (quorum.go); empty is one vote per node.
+	Quorum QuorumConfig `yaml:"quorum"`
 }
 
 // NodeConfig is one cluster node.

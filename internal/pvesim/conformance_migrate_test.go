@@ -16,6 +16,8 @@ func TestConformanceMigrate(t *testing.T) {
 	const target = "dv02hyp003p02"
 	s := startSim(t, func(c *Config) {
 		c.Nodes = append(c.Nodes, NodeConfig{Name: target, MaxCPU: 16, MaxMem: 1 << 36})
+		// quorate with the target offline: a QDevice's vote (quorum.go)
+		c.Quorum.QDevice = &QDeviceConfig{Host: "qnetd.test"}
 		c.Storages = append(c.Storages, StorageConfig{ID: "ceph", Type: "rbd", Content: []string{"images"}, Shared: true},
 			StorageConfig{ID: "scratch", Type: "iscsidirect", Content: []string{"images"}})
 		vm := func(id int, conf map[string]string) TemplateConfig {

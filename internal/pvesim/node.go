@@ -50,7 +50,9 @@ func (s *Server) node(r *reqCtx) (any, error) {
 }
 
 func (s *Server) clusterStatus(r *reqCtx) (any, error) {
-	out := []map[string]any{{"type": "cluster", "id": "cluster", "name": s.cfg.ClusterName, "nodes": len(s.st.Nodes), "quorate": 1, "version": 1}}
+	// quorate as votequorum computes it (quorum.go); nodes counts the offline ones too
+	q := s.quorumLocked()
+	out := []map[string]any{{"type": "cluster", "id": "cluster", "name": s.cfg.ClusterName, "nodes": len(s.st.Nodes), "quorate": boolInt(q.Quorate), "version": 1}}
 	for i, n := range s.st.Nodes {
 		out = append(out, map[string]any{"type": "node", "id": "node/" + n.Name, "name": n.Name, "nodeid": i + 1,
 			"online": boolInt(s.st.offline(n.Name) == nil), "local": boolInt(i == 0), "ip": nodeIP(i), "level": ""})

@@ -15,6 +15,8 @@ func twoNodes(t *testing.T) (*Server, *client) {
 	s := startSim(t, func(c *Config) {
 		c.Nodes = []NodeConfig{{Name: "n1", MaxCPU: 8, MaxMem: 1 << 34}, {Name: "n2", MaxCPU: 8, MaxMem: 1 << 34}}
 		c.Templates[0].Node = "n2"
+		// a QDevice keeps n1 quorate while n2 is away, as on a real two-node cluster (quorum.go)
+		c.Quorum.QDevice = &QDeviceConfig{Host: "qnetd.test"}
 	})
 	c := rootClient(t, s)
 	c.ok("POST", "/cluster/sdn/controllers", vals("controller", "evpnctl", "type", "evpn", "asn", "65000", "peers", "192.168.0.1,192.168.0.2"), nil)

@@ -13,7 +13,7 @@ type routes map[string]handlerFunc
 func (s *Server) routes() routes {
 	all := routes{}
 	for _, part := range []routes{
-		s.clusterRoutes(), s.nodeNetworkRoutes(), s.taskRoutes(),
+		s.clusterRoutes(), s.quorumRoutes(), s.nodeNetworkRoutes(), s.taskRoutes(),
 		s.sdnRoutes(), s.applyRoutes(), s.zoneRoutes(), s.vnetRoutes(), s.subnetRoutes(), s.controllerRoutes(),
 		s.pluginRoutes(), s.fabricRoutes(), s.nodeSDNRoutes(),
 		s.vmRoutes(),

@@ -116,6 +116,9 @@ func (cfg Config) checked() (Config, error) {
 			return cfg, fmt.Errorf("pvesim: %w", err)
 		}
 	}
+	if err := cfg.Quorum.check(cfg.Nodes); err != nil {
+		return cfg, fmt.Errorf("pvesim: %w", err)
+	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
@@ -514,7 +517,11 @@ func (s *Server) serveAPI(r *http.Request, path string) (any, error) {
 	if isWrite {
 		s.digests = nil
 	}
-	data, err := h(rc)
+	// 8. pmxcfs read-only without quorum: the one gate for every write (quorum.go)
+	data, err := s.quorumGate(rc)
+	if data == nil && err == nil {
+		data, err = h(rc)
+	}
 	if isWrite {
 		s.digests = nil
 	}

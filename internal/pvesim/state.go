@@ -23,6 +23,8 @@ type state struct {
 	NextPID  int                      `json:"next_pid"`
 	// Offline are the members out of the membership (nodestate.go).
 	Offline map[string]*offlineNode `json:"offline,omitempty"`
+	// QDeviceDown: the QDevice's host (corosync-qnetd) is down (quorum.go).
+	QDeviceDown bool `json:"qdevice_down,omitempty"`
 }
 
 // User is a PVE user with its API tokens.

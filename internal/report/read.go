@@ -87,6 +87,7 @@ type Substrate struct {
 	Zones       []Zone       `json:"zones"`
 	VNets       []VNet       `json:"vnets"`
 	VMs         []VM         `json:"vms"`
+	Quorum      *Quorum      `json:"quorum,omitempty"` // quorum.go
 }
 
 type row = map[string]any
@@ -135,6 +136,7 @@ func Read(ctx context.Context, c *pve.Client) (Substrate, error) {
 		Zones:       list(r, "/cluster/sdn/zones", asZone),
 		VNets:       readVNets(r),
 		VMs:         readVMs(r),
+		Quorum:      readQuorum(r),
 	}
 	return s, r.err
 }

@@ -40,6 +40,7 @@ func Markdown(v View) string {
 	}
 
 	markdownFabric(&b, v.Substrate)
+	markdownQuorum(&b, v.Substrate.Quorum)
 	b.WriteString("\n## Tenants\n")
 	for _, t := range v.Tenants {
 		markdownTenant(&b, t)

@@ -27,6 +27,10 @@ func newEnv(t testing.TB, nodes ...string) *env {
 	for _, n := range nodes {
 		cfg.Nodes = append(cfg.Nodes, pvesim.NodeConfig{Name: n, MaxCPU: 16, MaxMem: 1 << 36})
 	}
+	if len(cfg.Nodes)%2 == 0 {
+		// an even number of members has a QDevice, or one away takes quorum with it (ADR-0015)
+		cfg.Quorum.QDevice = &pvesim.QDeviceConfig{Host: "qdevice.test"}
+	}
 	srv, _ := pvesimtest.Start(t, cfg)
 	return &env{t: t, srv: srv}
 }

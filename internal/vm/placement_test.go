@@ -18,6 +18,8 @@ func newSim2(t *testing.T, shared bool) *simEnv {
 	t.Helper()
 	cfg := pvesim.DefaultConfig()
 	cfg.Nodes = append(cfg.Nodes, pvesim.NodeConfig{Name: node2, MaxCPU: 16, MaxMem: 68719476736})
+	// two members need a QDevice to stay writable with one away (ADR-0015)
+	cfg.Quorum.QDevice = &pvesim.QDeviceConfig{Host: "qdevice.test"}
 	cfg.Storages = append(cfg.Storages, pvesim.StorageConfig{ID: "shared", Type: "rbd", Content: []string{"images"}, Shared: true, Clone: true})
 	if shared {
 		tp := &cfg.Templates[0]

@@ -14,6 +14,10 @@ description:
     members (VTEP loopbacks), the controllers, the applied zones, VNets and subnets, every guest (C(/cluster/resources))
     and each guest's configuration (address from C(ipconfig0), NIC bridge) - and each tenant's records through
     O(resolver).
+  - Reads the cluster's quorum (C(/cluster/status), C(/cluster/config/nodes), C(/cluster/config/qdevice)) into the report's
+    Quorum section - quorate or not, votes of expected votes and the quorum, each member's votes and the QDevice's state
+    (docs/adr/0015-quorum.md). A credential without C(Sys.Audit) on C(/) gets a note there instead; the rest of the report
+    does not depend on it.
   - Plans each tenant of O(tenants) from its name and index (as M(deevnet.tenant.tenant_plan) does) and matches what
     was read back against the plan, so a missing zone, VNet or VM, a stopped VM or a wrong address shows as such.
   - Returns RV(report), a Markdown document - a Mermaid flowchart of the topology (fabric nodes, each tenant's VRF,
@@ -162,7 +166,8 @@ site:
   returned: always
   type: dict
 substrate:
-  description: What was read back - C(nodes), C(fabrics), C(fabric_nodes), C(controllers), C(zones), C(vnets) (with C(subnets)), C(vms).
+  description: What was read back - C(nodes), C(fabrics), C(fabric_nodes), C(controllers), C(zones), C(vnets) (with C(subnets)), C(vms),
+    C(quorum) (C(quorate), C(expected_votes), C(total_votes), C(quorum), C(nodes), C(qdevice) with C(host), C(algorithm), C(state), C(votes)).
   returned: always
   type: dict
 summary:

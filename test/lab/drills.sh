@@ -31,7 +31,8 @@
 #      the controls, each of which must make its drill fail: DRILL_NO_BFD=1 (drill (a): BFD taken
 #      out of both nodes' FRR until the failure is timed), DRILL_RESTART_FRR=1 (traffic:
 #      every SDN apply restarts FRR), DRILL_IGNORE_MAINT=1 (drill (b): the maintenance variable
-#      left out of the converge that needs it)
+#      left out of the converge that needs it), DRILL_NO_QDEVICE=1 (drills (a)/(b): the QDevice's host goes
+#      down with the node, so the two-node cluster has no quorum and the converge must fail naming it)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/lab
@@ -270,6 +271,13 @@ sim() {
   PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; r = Pvesim(sys.argv[1]).call("/_sim/nodes/%s/%s" % (sys.argv[2], sys.argv[3]), method="POST", auth=False); print("pvesim: %s %s: %s" % (sys.argv[2], sys.argv[3], " / ".join(r.get("data") or []) if isinstance(r, dict) else ""))' "$LAB_DIR" "$1" "$2"
 }
 
+# quorum_line: votequorum's figures as pvesim has them (GET /_sim/quorum: ADR-0015)
+quorum_line() {
+  PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; q = Pvesim(sys.argv[1]).call("/_sim/quorum", auth=False)["data"]; d = q.get("qdevice")
+print("quorum: quorate %s, %d votes of %d expected (quorum %d); %s" % ("yes" if q["quorate"] else "NO", q["total_votes"], q["expected_votes"], q["quorum"],
+      "QDevice %s (%s, %d vote(s)) %s" % (d["host"], d["algorithm"], d["votes"], "up, vote cast" if d["cast_vote"] else "down") if d else "no QDevice"))' "$LAB_DIR"
+}
+
 # node_down NODE: the node fails as one losing power: its trunk down and every FRR daemon killed at
 # once, then pvesim's node offline. Prints the guest time of the failure.
 node_down() {
@@ -279,6 +287,12 @@ node_down() {
   sshl lab "date +%s.%N; ip -n $1 link set $port down
     for p in \$(ip netns pids $1); do case \$(cat /proc/\$p/comm) in zebra|bgpd|bfdd|staticd|fabricd|ospfd|mgmtd|watchfrr) kill -9 \$p;; esac; done" </dev/null
   sim "$1" offline >> "$LAB_DIR/drill.log"
+  # the control DRILL_NO_QDEVICE=1: the QDevice's host goes too, so the cluster has no vote to spare
+  if [ -n "${DRILL_NO_QDEVICE:-}" ]; then
+    PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/qdevice/down", method="POST", auth=False)' "$LAB_DIR" >/dev/null
+    echo "control: the QDevice's host down too" >> "$LAB_DIR/drill.log"
+  fi
+  quorum_line >> "$LAB_DIR/drill.log"
 }
 
 # node_back NODE: the node rebooted from its installed state (namespace and trunk anew, the VMs on
@@ -295,6 +309,9 @@ node_back() {
     for v in \$(awk -v n=$1 '\$3 == n {print \$2}'); do ip netns del vm-\$v; done
     /lab/topo.sh node ${spec%,*,*} && /lab/node.sh $1 $mgmt $port boot >/dev/null" < "$LAB_DIR/vms"
   sim "$1" online | tee -a "$LAB_DIR/drill.log" >&2
+  # the control's QDevice host back with the node (the cluster quorate again either way)
+  [ -z "${DRILL_NO_QDEVICE:-}" ] || PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/qdevice/up", method="POST", auth=False)' "$LAB_DIR" >/dev/null
+  quorum_line >> "$LAB_DIR/drill.log"
   lab vms >&2
 }
 
@@ -463,8 +480,18 @@ maint_while_down() {
   local maint_var=(-e "{\"substrate_maintenance\": [\"$F\"]}")
   # the control: as if the playbooks ignored the variable (the drill must then fail)
   [ -z "${DRILL_IGNORE_MAINT:-}" ] || { maint_var=(); log "control: substrate_maintenance left out"; }
+  if [ -n "${DRILL_NO_QDEVICE:-}" ]; then
+    # the control without the QDevice: 1 vote of 2 (or 3), no quorum, /etc/pve read-only: the
+    # converge must fail naming quorum (the drill then fails: its converge did not happen)
+    if lab playbook deevnet.tenant.tenant -e "tenant_file=$LAB_DIR/other-changed.yml" "${maint_var[@]}" 2>/dev/null; then
+      dlog "FAIL $name converged with $F away and no QDevice: PVE would have had no quorum"
+    elif grep -q "no quorum" "$LAB_DIR/ansible-last.log"; then
+      dlog "FAIL (the control) $name's converge without quorum failed, naming it: $(grep -m1 -o '[^"]*no quorum[^"]*' "$LAB_DIR/ansible-last.log" | cut -c1-200)"
+    else dlog "FAIL $name's converge without quorum failed without naming quorum"; tail -5 "$LAB_DIR/ansible-last.log" | tee -a "$LAB_DIR/drill.log"; fi
+    return 1
+  fi
   if lab playbook deevnet.tenant.tenant -e "tenant_file=$LAB_DIR/other-changed.yml" "${maint_var[@]}" 2>/dev/null; then
-    dlog "ok   $name converged with $F in maintenance ($(date -u +%H:%M:%S))"
+    dlog "ok   $name converged with $F in maintenance ($(date -u +%H:%M:%S)); $(quorum_line)"
   else dlog "FAIL $name's converge with $F in maintenance failed"; tail -20 "$LAB_DIR/ansible-last.log" >&2; rc=1; fi
   if grep -q "WARNING.*$F" "$LAB_DIR/ansible-last.log"; then
     dlog "ok   what was left for $F was reported: $(grep -m1 -o "WARNING.*$F.*" "$LAB_DIR/ansible-last.log" | cut -c1-200)"

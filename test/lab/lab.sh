@@ -214,6 +214,10 @@ templates:
              scsi0: "shared:base-9000-disk-0,size=3G", ide2: "shared:vm-9000-cloudinit,media=cdrom",
              boot: order=scsi0, agent: "1", template: "1"}  # no NIC: a clone gets net0 on its VNet (ADR-0013)
 YML
+    # corosync's quorum (ADR-0015): the QDevice the inventory's substrate_qdevice names, outside the
+    # fabric; its vote keeps the node left quorate while the other is down. LAB_NO_QDEVICE=1: none
+    # (the drills' control: a two-node cluster then loses quorum with one node away)
+    [ -n "${LAB_NO_QDEVICE:-}" ] || { echo "quorum:"; echo "  qdevice: {host: dv02hyp001p01}"; }
   } > "$LAB_DIR/pvesim.yml"
   setsid "$PVESIM" --config "$LAB_DIR/pvesim.yml" --listen 127.0.0.1:0 --ca-out "$LAB_DIR/pvesim-ca.pem" \
     --token-out "$LAB_DIR/pvesim-token.json" > "$LAB_DIR/pvesim.log" 2>&1 < /dev/null & echo $! > "$LAB_DIR/pvesim.pid"

@@ -16,7 +16,7 @@ import (
 // The schema is embedded so that the binary validates exactly like the
 // PVE version it was generated from, without the shared directory at run time.
 //
-//go:embed subset.json extra.json formats.json
+//go:embed subset.json extra.json quorum.json formats.json
 var schemaFS embed.FS
 
 // Flag is PVE's 0/1 schema Flag; JSON carries it as a number or a boolean.
@@ -124,7 +124,7 @@ var indexMax = map[string]int{
 // Load parses and compiles the embedded schema.
 func Load() (*Schema, error) {
 	s := &Schema{paths: map[string]*pathNode{}}
-	for _, f := range []string{"subset.json", "extra.json"} {
+	for _, f := range []string{"subset.json", "extra.json", "quorum.json"} {
 		b, err := schemaFS.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", f, err)
