@@ -186,13 +186,14 @@ func (q QuorumConfig) algorithm(nodes int) string {
 func (s *Server) quorumLocked() quorumView {
 	q := s.cfg.Quorum
 	v := quorumView{TwoNode: q.TwoNode}
-	sum := 0
+	sum, members := 0, 0
 	for i, n := range s.st.Nodes {
 		votes := q.votes(n.Name)
 		online := s.st.offline(n.Name) == nil
 		sum += votes
 		if online {
 			v.TotalVotes += votes
+			members++
 		}
 		v.Nodes = append(v.Nodes, quorumNode{Name: n.Name, NodeID: i + 1, Votes: votes, Online: online})
 	}
@@ -220,7 +221,8 @@ func (s *Server) quorumLocked() quorumView {
 	}
 	v.ExpectedVotes = max(expected, v.TotalVotes)
 	v.Quorum = max((v.ExpectedVotes+2)/2, (v.TotalVotes+2)/2)
-	if q.TwoNode && len(s.st.Nodes) <= 2 {
+	// two_node counts the members present: with more than two, it no longer applies
+	if q.TwoNode && members <= 2 {
 		v.Quorum = 1
 	}
 	v.Quorate = v.TotalVotes >= v.Quorum

@@ -517,7 +517,7 @@ func (s *Server) serveAPI(r *http.Request, path string) (any, error) {
 	if isWrite {
 		s.digests = nil
 	}
-	// 8. pmxcfs read-only without quorum: the one gate for every write (quorum.go)
+	// the handler, unless pmxcfs is read-only for lack of quorum: the one gate for every write (quorum.go)
 	data, err := s.quorumGate(rc)
 	if data == nil && err == nil {
 		data, err = h(rc)
