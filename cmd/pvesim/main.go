@@ -7,13 +7,20 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesh"
 )
 
 func main() {
+	// Called as pvesh (the link a hookscript finds on its PATH): the node's pvesh, talking to the
+	// simulator as root (internal/pvesim/pvesh).
+	if filepath.Base(os.Args[0]) == "pvesh" {
+		os.Exit(pvesh.Main(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	}
 	fs := flag.NewFlagSet("pvesim", flag.ExitOnError)
 	listen := fs.String("listen", "127.0.0.1:8006", "loopback address to listen on (host:port; port 0 picks a free one)")
 	config := fs.String("config", "", "YAML config: nodes, storages, templates (default: one node dv02hyp002p02, template 9000)")
@@ -45,6 +52,9 @@ func main() {
 	cfg.Seed, cfg.Latency, cfg.TaskDuration, cfg.InsecureHTTP, cfg.AuthFailDelay = *seed, *latency, *taskDur, *insecure, *authDelay
 	if *renderDir != "" {
 		cfg.RenderDir = *renderDir
+	}
+	if exe, err := os.Executable(); err == nil && cfg.Pvesh == "" {
+		cfg.Pvesh = exe // the hookscripts' pvesh: this binary, called as pvesh
 	}
 	if *reloadCmd != "" {
 		cfg.ReloadCommand = *reloadCmd

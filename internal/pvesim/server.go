@@ -72,6 +72,7 @@ type Server struct {
 	latency      time.Duration
 	taskDur      time.Duration
 	rootSecret   string
+	nodeSecret   string            // the node's own root@pam, for the pvesh a hookscript runs (NodeRootAuth)
 	digests      map[string]string // SDN config digests, dropped on every write
 
 	ln     net.Listener
@@ -159,6 +160,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, schema: sch, latency: cfg.Latency, taskDur: cfg.TaskDuration, done: make(chan struct{})}
+	s.nodeSecret = randomUUID(nil)
 	s.rootSecret = cfg.RootSecret
 	if s.rootSecret == "" {
 		s.rootSecret = randomUUID(nil)
@@ -548,11 +550,18 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 	if h == "" {
 		return principal{}, &apiError{Status: 401, Message: "No ticket\n"}
 	}
+	fail := &apiError{Status: 401, Message: "Authentication failed!\n"}
+	if v, ok := strings.CutPrefix(h, nodeRootScheme); ok {
+		// a node's own pvesh or qm: root@pam itself, not a token of it
+		if v != s.nodeSecret {
+			return principal{}, fail
+		}
+		return principal{User: "root@pam"}, nil
+	}
 	v, ok := strings.CutPrefix(h, "PVEAPIToken=")
 	if !ok {
 		v, ok = strings.CutPrefix(h, "PVEAPIToken ")
 	}
-	fail := &apiError{Status: 401, Message: "Authentication failed!\n"}
 	if !ok {
 		return principal{}, fail
 	}
@@ -577,6 +586,15 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 	}
 	return principal{User: user, TokenID: tid, Privsep: t.Privsep}, nil
 }
+
+// nodeRootScheme is the Authorization scheme of root@pam on a node (pvesim's own, not PVE's): a
+// real node's pvesh and qm call the API in-process as root@pam, which no API token is (PVE's
+// "only root can set" checks want root@pam itself).
+const nodeRootScheme = "PVESimNodeRoot "
+
+// NodeRootAuth is the Authorization header value that makes a call root@pam's, as a node's own
+// pvesh (package pvesim/pvesh) makes it: what the hookscripts pvesim runs get.
+func (s *Server) NodeRootAuth() string { return nodeRootScheme + s.nodeSecret }
 
 // WriteTokenFile writes the root token for scripts as JSON (mode 0600), with
 // the connection options' names: api_host, api_port, api_user, api_token_id,
