@@ -59,12 +59,14 @@ func Parse(b []byte) (File, error) {
 
 // Resource is one guest of `pvesh get /cluster/resources --type vm` (maxmem in bytes).
 type Resource struct {
-	VMID   int    `json:"vmid"`
-	Node   string `json:"node"`
-	Pool   string `json:"pool"`
-	Status string `json:"status"`
-	MaxCPU int    `json:"maxcpu"`
-	MaxMem int64  `json:"maxmem"`
+	Type     string `json:"type"` // qemu or lxc
+	Template int    `json:"template"`
+	VMID     int    `json:"vmid"`
+	Node     string `json:"node"`
+	Pool     string `json:"pool"`
+	Status   string `json:"status"`
+	MaxCPU   int    `json:"maxcpu"`
+	MaxMem   int64  `json:"maxmem"`
 }
 
 // TenantOf names the tenant whose pool holds vmid ("" when it is in no tenant's pool) and the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,6 +189,42 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 	a.tenant.task("POST", "/nodes/"+node+"/qemu/10102/status/stop", nil)
 	a.tenant.ok("PUT", cfg("10103"), vals("cicustom", "user="+guardVol), nil)
 	start(a.tenant, "10103", refused("10103"), `tenant tdemo: VM 10103's cicustom "user=`+guardVol+`" names a snippet`)
+
+	// A VM made without the template has no hookscript; the sweep, as root on the node, sets it.
+	a.tenant.ok("POST", "/nodes/"+node+"/qemu", vals("vmid", "10104", "pool", a.pool, "cores", "8", "memory", "1024"), nil)
+	guard := filepath.Join(snippets, guardName)
+	sweep := func(args ...string) string {
+		t.Helper()
+		s.mu.Lock()
+		env, err := s.hookEnv()
+		s.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(guard, append(args, "sweep")...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("sweep %v: %v: %s", args, err, out)
+		}
+		return string(out)
+	}
+	want := "tenant tdemo: VM 10104: hookscript " + guardVol + ", was none\n"
+	if out := sweep("-check"); out != want {
+		t.Fatalf("sweep -check: %q, want %q", out, want)
+	}
+	var c map[string]any
+	a.root.ok("GET", cfg("10104"), nil, &c)
+	if c["hookscript"] != nil {
+		t.Fatalf("sweep -check set the hookscript: %v", c["hookscript"])
+	}
+	if out := sweep(); out != want {
+		t.Fatalf("sweep: %q, want %q", out, want)
+	}
+	if out := sweep(); out != "" {
+		t.Fatalf("a second sweep: %q, want nothing", out)
+	}
+	start(a.tenant, "10104", refused("10104"), "tenant tdemo: starting 10104 makes 10 vCPUs running, over its envelope of 4 vCPUs (envelope.cores)")
 }
 
 // nodeRoot is root@pam on the node (qm set, pvesh): the one who may set a hookscript.

@@ -21,8 +21,12 @@ import (
 // EnvelopeFile is the envelope file's name beside the guard in the node's snippets directory.
 const EnvelopeFile = "deevnet-envelopes.json"
 
+// SnippetVolume is the guard's volume on every node: the hookscript the substrate sets.
+const SnippetVolume = "local:snippets/deevnet-envelope-guard"
+
 type options struct {
-	envelopes, cgroupRoot, runDir string
+	envelopes, cgroupRoot, runDir, volume string
+	check                                 bool
 }
 
 // Main runs the guard with args (os.Args[1:]) and returns its exit status: 1 with one line on
@@ -41,8 +45,10 @@ func run(args []string) error {
 	fs.StringVar(&o.envelopes, "envelopes", "", "the envelope file (default: "+EnvelopeFile+" beside this executable)")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "/sys/fs/cgroup", "the cgroup v2 mount root")
 	fs.StringVar(&o.runDir, "run-dir", "/var/run/qemu-server", "where qemu-server keeps <vmid>.pid")
+	fs.StringVar(&o.volume, "volume", SnippetVolume, "sweep: the hookscript volume to set")
+	fs.BoolVar(&o.check, "check", false, "sweep: report what would change, change nothing")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintf(fs.Output(), "usage: envelope_guard [flags] <vmid> <phase> | place <vmid>\n")
+		_, _ = fmt.Fprintf(fs.Output(), "usage: envelope_guard [flags] <vmid> <phase> | place <vmid> | sweep\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -56,6 +62,9 @@ func run(args []string) error {
 		o.envelopes = filepath.Join(filepath.Dir(exe), EnvelopeFile)
 	}
 	a := fs.Args()
+	if len(a) == 1 && a[0] == "sweep" {
+		return sweep(o)
+	}
 	if len(a) != 2 {
 		fs.Usage()
 		return errors.New("want two arguments: <vmid> <phase>, or place <vmid>")
@@ -147,6 +156,67 @@ func place(o options, arg string) error {
 		return fmt.Errorf("tenant %s: placing VM %d (pid %d): %w", name, id, pid, err)
 	}
 	fmt.Printf("tenant %s: VM %d (pid %d) placed in %s\n", name, id, pid, dir)
+	return nil
+}
+
+// sweep sets the guard as the hookscript of every VM of a tenant's pool that lacks it (a VM made
+// with POST /qemu, not cloned from the template, has none), as root may, and prints one line per
+// VM it changed (or, with -check, would change). It stops nothing: a VM already running without
+// the guard is named, and its next start is guarded.
+func sweep(o options) error {
+	f, res, err := state(o)
+	if err != nil {
+		return err
+	}
+	var errs []string
+	for _, r := range res {
+		if r.Type != "qemu" || r.Template == 1 {
+			continue
+		}
+		name, _, err := f.TenantOf(res, r.VMID)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		if name == "" {
+			continue
+		}
+		path := fmt.Sprintf("/nodes/%s/qemu/%d/config", r.Node, r.VMID)
+		var config map[string]any
+		if err := pvesh(&config, path); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		was, _ := config["hookscript"].(string)
+		if was == o.volume {
+			continue
+		}
+		if was == "" {
+			was = "none"
+		}
+		running := ""
+		if r.Status == "running" {
+			running = "; it runs unguarded until its next start (not stopped)"
+		}
+		if !o.check {
+			if err := pveshSet(path, "--hookscript", o.volume); err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+		}
+		fmt.Printf("tenant %s: VM %d: hookscript %s, was %s%s\n", name, r.VMID, o.volume, was, running)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func pveshSet(path string, args ...string) error {
+	cmd := exec.Command("pvesh", append([]string{"set", path}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pvesh set %s: %w: %s", path, err, strings.TrimSpace(string(out)))
+	}
 	return nil
 }
 
