@@ -32,7 +32,7 @@ func main() {
 	taskDur := fs.Duration("task-duration", 0, "how long tasks stay running (e.g. 500ms)")
 	insecure := fs.Bool("insecure-http", false, "serve plain HTTP instead of HTTPS (tests only)")
 	authDelay := fs.Duration("auth-fail-delay", 0, "delay before a 401 for a bad token (a real node waits 3s)")
-	renderDir := fs.String("render-dir", "", "after each SDN apply write every node's files here, atomically:\nDIR/<node>/etc/network/interfaces.d/sdn, DIR/<node>/etc/frr/frr.conf and\nDIR/<node>/etc/frr/daemons.pve (the fabricd= and ospfd= lines PVE sets)")
+	renderDir := fs.String("render-dir", "", "after each SDN apply write every node's files here, atomically:\nDIR/<node>/etc/network/interfaces.d/sdn, DIR/<node>/etc/frr/frr.conf and\nDIR/<node>/etc/frr/daemons.pve (the fabricd= and ospfd= lines PVE sets);\nalso each node's disk for hookscripts: local:snippets/<name> runs from\nDIR/<node>/var/lib/vz/snippets/<name>, with this binary as pvesh on its PATH")
 	reloadCmd := fs.String("reload-command", "", "after writing a node's files run PATH <node> <DIR/node> (no shell; needs\n--render-dir); exit 0 = reloaded, else the node's SDN status becomes error;\noutput goes to the apply task log. Without it reloads succeed unless a\nreload fault is injected (/_sim/faults reload_faults)")
 	reloadTimeout := fs.Duration("reload-timeout", 0, "time limit of one --reload-command run (default 2m)")
 	fs.Usage = func() {
