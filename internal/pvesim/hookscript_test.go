@@ -89,6 +89,11 @@ echo "hook $1 $2 status=$st"
 	if exit != "OK" || !strings.Contains(log, "hook 10101 pre-start status=stopped\nhook 10101 post-start status=running\nTASK OK") {
 		t.Fatalf("start with hook.sh: %s, log:\n%s", exit, log)
 	}
+	// Already running: refused before the hookscript (QemuServer.pm:5531), which does not run.
+	upid, exit = a.tenant.task("POST", "/nodes/"+node+"/qemu/10101/status/start", nil)
+	if log := taskLog(t, a.tenant, node, upid); exit != "VM 10101 already running" || strings.Contains(log, "hook 10101") {
+		t.Fatalf("a second start: %q, log:\n%s", exit, log)
+	}
 	for _, c := range []struct{ vmid, exit, log string }{
 		{"10102", "hookscript error for 10102 on pre-start: command '/var/lib/vz/snippets/refuse.sh 10102 pre-start' failed: exit code 3 ", "refused: 10102 is over"},
 		{"10103", "hookscript error for 10103 on pre-start: script 'local:snippets/missing.sh' does not exist ", ""},

@@ -116,42 +116,37 @@ func (s *Server) startWithHooks(r *reqCtx, vm *VM, volid string) (any, error) {
 	s.workers.Add(1)
 	go func() {
 		defer s.workers.Done()
-		var result error
-		done := func() { // with the lock held
-			t.finish = func() error { return result }
-			t.busy = false
-			s.advanceLocked()
-		}
-		if herr != nil {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			result = hookErr(vm.VMID, "pre-start", herr)
-			done()
-			return
-		}
-		out, err := runHook(h, vm.VMID, "pre-start", env)
 		s.mu.Lock()
-		t.Log = append(t.Log, out...)
+		defer s.mu.Unlock()
+		// with the lock held; the hookscript runs without it
+		unlocked := func(f func()) { s.mu.Unlock(); defer s.mu.Lock(); f() }
+		err := herr
+		if vm.Status == "running" { // vm_start_nolock checks it before the hookscript (QemuServer.pm:5531)
+			err = fmt.Errorf("VM %d already running", vm.VMID)
+		} else if err != nil {
+			err = hookErr(vm.VMID, "pre-start", err)
+		} else {
+			var out []string
+			unlocked(func() { out, err = runHook(h, vm.VMID, "pre-start", env) })
+			t.Log = append(t.Log, out...)
+		}
 		if err == nil {
 			err = s.startVM(vm)
 		}
-		if err != nil {
-			result = err
-			done()
-			s.mu.Unlock()
-			return
+		if err == nil {
+			var out []string
+			var perr error
+			unlocked(func() { out, perr = runHook(h, vm.VMID, "post-start", env) })
+			t.Log = append(t.Log, out...)
+			if perr != nil {
+				// exec_hookscript without stop_on_error: Perl's own warn (no handler counts it), so
+				// the line is in the task log and the task still ends OK
+				t.Log = append(t.Log, strings.TrimSpace(perr.Error()))
+			}
 		}
-		s.mu.Unlock()
-		out, err = runHook(h, vm.VMID, "post-start", env)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		t.Log = append(t.Log, out...)
-		if err != nil {
-			// exec_hookscript without stop_on_error: Perl's own warn (no handler counts it), so
-			// the line is in the task log and the task still ends OK
-			t.Log = append(t.Log, strings.TrimSpace(err.Error()))
-		}
-		done()
+		t.finish = func() error { return err }
+		t.busy = false
+		s.advanceLocked()
 	}()
 	return t.UPID, nil
 }
