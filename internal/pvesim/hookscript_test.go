@@ -198,22 +198,7 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 	// A VM made without the template has no hookscript; the sweep, as root on the node, sets it.
 	a.tenant.ok("POST", "/nodes/"+node+"/qemu", vals("vmid", "10104", "pool", a.pool, "cores", "8", "memory", "1024"), nil)
 	guard := filepath.Join(snippets, guardName)
-	sweep := func(args ...string) string {
-		t.Helper()
-		s.mu.Lock()
-		env, err := s.hookEnv()
-		s.mu.Unlock()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(guard, append(args, "sweep")...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("sweep %v: %v: %s", args, err, out)
-		}
-		return string(out)
-	}
+	sweep := func(args ...string) string { t.Helper(); return sweepOut(t, s, guard, append(args, "sweep")...) }
 	want := "tenant tdemo: VM 10104: hookscript " + guardVol + ", was none\n"
 	if out := sweep("-check"); out != want {
 		t.Fatalf("sweep -check: %q, want %q", out, want)
@@ -230,6 +215,40 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 		t.Fatalf("a second sweep: %q, want nothing", out)
 	}
 	start(a.tenant, "10104", refused("10104"), "tenant tdemo: starting 10104 makes 10 vCPUs running, over its envelope of 4 vCPUs (envelope.cores)")
+
+	// place: what post-start does on a node, here into a directory laid out like cgroupfs and
+	// qemu-server's pid file of running 10101.
+	cg, run := t.TempDir(), t.TempDir()
+	writeScript(t, filepath.Join(cg, "cgroup.controllers"), "cpuset cpu io memory pids", 0o644)
+	writeScript(t, filepath.Join(run, "10101.pid"), "4242\n", 0o644)
+	out := sweepOut(t, s, guard, "-cgroup-root", cg, "-run-dir", run, "place", "10101")
+	slice := filepath.Join(cg, "deevnet.slice", "tenant-tdemo.slice")
+	if want := "tenant tdemo: VM 10101 (pid 4242) placed in " + slice + "\n"; out != want {
+		t.Fatalf("place: %q, want %q", out, want)
+	}
+	for file, want := range map[string]string{"memory.max": "4294967296", "cpu.max": "400000 100000", "cgroup.procs": "4242"} {
+		if b, err := os.ReadFile(filepath.Join(slice, file)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q", file, b, err, want)
+		}
+	}
+}
+
+// sweepOut runs the guard at path with args as root on the node would, returning its output.
+func sweepOut(t *testing.T, s *Server, path string, args ...string) string {
+	t.Helper()
+	s.mu.Lock()
+	env, err := s.hookEnv()
+	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %v: %s", args, err, out)
+	}
+	return string(out)
 }
 
 // nodeRoot is root@pam on the node (qm set, pvesh): the one who may set a hookscript.
