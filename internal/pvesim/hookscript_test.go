@@ -231,6 +231,17 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q", file, b, err, want)
 		}
 	}
+	// The gap ADR-0014 names: until a sweep, a VM made without the template starts unguarded,
+	// over the envelope; the sweep names it and stops nothing.
+	a.tenant.ok("POST", "/nodes/"+node+"/qemu", vals("vmid", "10105", "pool", a.pool, "cores", "8"), nil)
+	start(a.tenant, "10105", "OK", "TASK OK")
+	want = "tenant tdemo: VM 10105: hookscript " + guardVol + ", was none; it runs unguarded until its next start (not stopped)\n"
+	if out := sweep(); out != want {
+		t.Fatalf("sweep: %q, want %q", out, want)
+	}
+	if st := vmStatus(t, a.tenant, "10105"); st != "running" {
+		t.Fatalf("the sweep left 10105 %s", st)
+	}
 }
 
 // sweepOut runs the guard at path with args as root on the node would, returning its output.
