@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deevnet/tenant/internal/pvesim/pvesh"
 	"github.com/deevnet/tenant/internal/pvesim/schema"
 )
 
@@ -598,7 +599,8 @@ func (s *Server) NodeRootAuth() string { return nodeRootScheme + s.nodeSecret }
 
 // WriteTokenFile writes the root token for scripts as JSON (mode 0600), with
 // the connection options' names: api_host, api_port, api_user, api_token_id,
-// api_token_secret, ca_path, plus full_token_id and url.
+// api_token_secret, ca_path, plus full_token_id, url, and pvesh_env (the environment of a
+// node's pvesh: root@pam itself, which may set root-only options such as hookscript).
 func (s *Server) WriteTokenFile(path string) error {
 	id, secret := s.RootToken()
 	user, tid, _ := strings.Cut(id, "!")
@@ -606,6 +608,8 @@ func (s *Server) WriteTokenFile(path string) error {
 		"api_host": s.Host(), "api_port": s.Port(), "api_user": user, "api_token_id": tid,
 		"api_token_secret": secret, "full_token_id": id, "url": s.URL(), "ca_path": s.CAFile(),
 		"validate_certs": s.CAFile() != "",
+		// a node's pvesh (this binary called as pvesh) runs as root@pam with this environment
+		"pvesh_env": map[string]string{pvesh.EnvURL: s.URL(), pvesh.EnvAuth: s.NodeRootAuth(), pvesh.EnvCA: s.CAFile()},
 	}, "", " ")
 	if err != nil {
 		return fmt.Errorf("encode token file: %w", err)

@@ -96,8 +96,8 @@ func run(args []string, getenv func(string) string, stdout io.Writer) error {
 	if resp.StatusCode != http.StatusOK {
 		_ = json.Unmarshal(raw, &answer)
 		msg := strings.TrimSpace(answer.Message)
-		if msg == "" {
-			msg = strings.TrimSpace(resp.Status)
+		if msg == "" { // PVE's message is also the status line's reason
+			_, msg, _ = strings.Cut(resp.Status, " ")
 		}
 		for k, v := range answer.Errors {
 			msg += fmt.Sprintf("\n%s: %s", k, v)
