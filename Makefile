@@ -14,11 +14,14 @@ PYTHON3   ?= python3
 # controller-side modules.
 TOOLS     := pvesim dnslab
 MULTICALL := tenant_modules
-MODULES   := $(filter-out $(TOOLS) $(MULTICALL),$(notdir $(patsubst %/main.go,%,$(wildcard $(ROOT)/cmd/*/main.go))))
+# Not modules: binaries the substrate installs on its nodes (envelope_guard: PVE's hookscript that
+# holds each tenant to its envelope, docs/adr/0014-tenant-envelope.md).
+NODE_BINARIES := envelope_guard
+MODULES   := $(filter-out $(TOOLS) $(MULTICALL) $(NODE_BINARIES),$(notdir $(patsubst %/main.go,%,$(wildcard $(ROOT)/cmd/*/main.go))))
 # What the collection ships per platform (docs/adr/0011-binary-selection.md): the multi-call binary
 # and the modules with a binary of their own (copied to the hypervisor on every task, kept small).
 STANDALONE_MODULES := transit_route
-SHIPPED_BINARIES   := $(MULTICALL) $(STANDALONE_MODULES)
+SHIPPED_BINARIES   := $(MULTICALL) $(STANDALONE_MODULES) $(NODE_BINARIES)
 # Static, stripped, reproducible: the binary is copied to the target host on every task.
 # nethttpomithttp2: PVE's API speaks HTTP/1.1; net/http's HTTP/2 code is 0.15 MB (gzip) per binary.
 # CGO stays on for `go test -race`; the binaries are built with CGO_ENABLED=0.

@@ -28,7 +28,8 @@ PYTHON_OLDEST ?= $(shell $(ROOT)/tests/ansible/python.sh 3.11 3.13)
 MODULE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 # Binaries that only ever run on a Linux hypervisor (netlink) are built for Linux only.
 LINUX_ONLY_MODULES ?= transit_route
-platforms_of = $(if $(filter $(1),$(LINUX_ONLY_MODULES)),$(filter linux/%,$(MODULE_PLATFORMS)),$(MODULE_PLATFORMS))
+# The node binaries run on PVE nodes only, and PVE 9 is amd64 only.
+platforms_of = $(if $(filter $(1),$(NODE_BINARIES)),linux/amd64,$(if $(filter $(1),$(LINUX_ONLY_MODULES)),$(filter linux/%,$(MODULE_PLATFORMS)),$(MODULE_PLATFORMS)))
 PLATFORM_BIN_DIR := $(BIN_DIR)/__bin
 # A module ships when it has a doc stub plugins/modules/<m>.py; its code is in the multi-call
 # binary (internal/modules, whose test checks it against the stubs) or, for

@@ -7,13 +7,20 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesh"
 )
 
 func main() {
+	// Called as pvesh (the link a hookscript finds on its PATH): the node's pvesh, talking to the
+	// simulator as root (internal/pvesim/pvesh).
+	if filepath.Base(os.Args[0]) == "pvesh" {
+		os.Exit(pvesh.Main(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	}
 	fs := flag.NewFlagSet("pvesim", flag.ExitOnError)
 	listen := fs.String("listen", "127.0.0.1:8006", "loopback address to listen on (host:port; port 0 picks a free one)")
 	config := fs.String("config", "", "YAML config: nodes, storages, templates (default: one node dv02hyp002p02, template 9000)")
@@ -25,7 +32,7 @@ func main() {
 	taskDur := fs.Duration("task-duration", 0, "how long tasks stay running (e.g. 500ms)")
 	insecure := fs.Bool("insecure-http", false, "serve plain HTTP instead of HTTPS (tests only)")
 	authDelay := fs.Duration("auth-fail-delay", 0, "delay before a 401 for a bad token (a real node waits 3s)")
-	renderDir := fs.String("render-dir", "", "after each SDN apply write every node's files here, atomically:\nDIR/<node>/etc/network/interfaces.d/sdn, DIR/<node>/etc/frr/frr.conf and\nDIR/<node>/etc/frr/daemons.pve (the fabricd= and ospfd= lines PVE sets)")
+	renderDir := fs.String("render-dir", "", "after each SDN apply write every node's files here, atomically:\nDIR/<node>/etc/network/interfaces.d/sdn, DIR/<node>/etc/frr/frr.conf and\nDIR/<node>/etc/frr/daemons.pve (the fabricd= and ospfd= lines PVE sets);\nalso each node's disk for hookscripts: local:snippets/<name> runs from\nDIR/<node>/var/lib/vz/snippets/<name>, with this binary as pvesh on its PATH")
 	reloadCmd := fs.String("reload-command", "", "after writing a node's files run PATH <node> <DIR/node> (no shell; needs\n--render-dir); exit 0 = reloaded, else the node's SDN status becomes error;\noutput goes to the apply task log. Without it reloads succeed unless a\nreload fault is injected (/_sim/faults reload_faults)")
 	reloadTimeout := fs.Duration("reload-timeout", 0, "time limit of one --reload-command run (default 2m)")
 	fs.Usage = func() {
@@ -45,6 +52,9 @@ func main() {
 	cfg.Seed, cfg.Latency, cfg.TaskDuration, cfg.InsecureHTTP, cfg.AuthFailDelay = *seed, *latency, *taskDur, *insecure, *authDelay
 	if *renderDir != "" {
 		cfg.RenderDir = *renderDir
+	}
+	if exe, err := os.Executable(); err == nil && cfg.Pvesh == "" {
+		cfg.Pvesh = exe // the hookscripts' pvesh: this binary, called as pvesh
 	}
 	if *reloadCmd != "" {
 		cfg.ReloadCommand = *reloadCmd

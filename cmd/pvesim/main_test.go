@@ -192,3 +192,52 @@ func TestCLIRenderDirAndReloadCommand(t *testing.T) {
 		t.Errorf("frr.conf: %q %v", b, err)
 	}
 }
+
+// TestCLIAsPvesh: the binary called as pvesh, with the token file's pvesh_env, is a node's
+// pvesh: root@pam itself, which may set a hookscript (the root token may not: PVE's root-only
+// options want root@pam, Qemu.pm:1037).
+func TestCLIAsPvesh(t *testing.T) {
+	dir := t.TempDir()
+	bin := pvesimBinary(t, dir)
+	tokFile := filepath.Join(dir, "token.json")
+	cmd, _ := startBin(t, bin, "--listen", "127.0.0.1:0", "--ca-out", filepath.Join(dir, "ca.pem"), "--token-out", tokFile)
+	defer stopBin(t, cmd)
+	var tok struct {
+		Env map[string]string `json:"pvesh_env"`
+	}
+	b, _ := os.ReadFile(tokFile)
+	if err := json.Unmarshal(b, &tok); err != nil || len(tok.Env) != 3 {
+		t.Fatalf("token file %s: %v", b, err)
+	}
+	pvesh := filepath.Join(dir, "pvesh")
+	if err := os.Symlink(bin, pvesh); err != nil {
+		t.Fatal(err)
+	}
+	run := func(env map[string]string, args ...string) (string, error) {
+		c := exec.Command(pvesh, args...)
+		for k, v := range env {
+			c.Env = append(c.Env, k+"="+v)
+		}
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	cfg := "/nodes/dv02hyp002p02/qemu/9000/config"
+	if out, err := run(tok.Env, "set", cfg, "--hookscript", "local:snippets/deevnet-envelope-guard"); err != nil || out != "null\n" {
+		t.Fatalf("pvesh set hookscript: %v %q", err, out)
+	}
+	out, err := run(tok.Env, "get", cfg, "--output-format", "json")
+	if err != nil || !strings.Contains(out, `"hookscript":"local:snippets/deevnet-envelope-guard"`) {
+		t.Fatalf("pvesh get config: %v %q", err, out)
+	}
+	bad := map[string]string{}
+	for k, v := range tok.Env {
+		bad[k] = v
+	}
+	bad["PVESIM_AUTH"] = "PVESimNodeRoot wrong"
+	if out, err := run(bad, "get", "/version"); err == nil || out != "Authentication failed!\n" {
+		t.Fatalf("a wrong node credential: %v %q", err, out)
+	}
+	if out, err := run(nil, "get", "/version"); err == nil || !strings.Contains(out, "PVESIM_URL and PVESIM_AUTH must be set") {
+		t.Fatalf("no environment: %v %q", err, out)
+	}
+}

@@ -34,6 +34,10 @@ type Config struct {
 	// RenderDir receives each node's files after every SDN apply:
 	// <dir>/<node>/etc/network/interfaces.d/sdn, etc/frr/frr.conf, etc/frr/daemons.pve.
 	RenderDir string `yaml:"render_dir"`
+	// Pvesh is an executable that acts as pvesh (package pvesim/pvesh; cmd/pvesim is one when
+	// called as pvesh): a hookscript finds it on its PATH. A VM's hookscript runs from the node's
+	// disk under RenderDir (<dir>/<node>/var/lib/vz/snippets/<name> for local:snippets/<name>).
+	Pvesh string `yaml:"pvesh"`
 	// ReloadCommand runs as `<cmd> <node> <RenderDir>/<node>` after a node's
 	// files are written (no shell); exit 0 is a reloaded node. Needs RenderDir.
 	ReloadCommand string        `yaml:"reload_command"`

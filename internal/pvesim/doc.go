@@ -39,8 +39,16 @@
 // a pool out of data space; thick extents the group lacks). A thin pool's used
 // data is what POST /_sim/disks sets: pvesim writes no data. Not
 // served, so not checked: restore (archive: 501), snapshots, move disk, tags'
-// registered-tags (datacenter.cfg), hookscript's own volume check, custom CPU
+// registered-tags (datacenter.cfg), hookscript's own volume check at set, custom CPU
 // models (check_cpu_model_access).
+//
+// Hookscripts (hookscript.go): at a start, a VM's hookscript volume local:snippets/<name>
+// runs from the node's disk, <RenderDir>/<node>/var/lib/vz/snippets/<name>, as
+// `<script> <vmid> pre-start` then `post-start`, outside the server lock while the task
+// runs; a pre-start failure fails the task with exec_hookscript's message and the VM stays
+// stopped. Its PATH holds Config.Pvesh as `pvesh` (cmd/pvesim: itself), which calls the
+// simulator as the node's root@pam (NodeRootAuth): PVE's root-only options want root@pam,
+// which no API token is.
 //
 // Routing and validation live in package schema: subset.json (a copy of
 // ../shared/pve-api/subset.json, kept in step by TestEmbeddedSchemaInStep),

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deevnet/tenant/internal/pvesim/pvesh"
 	"github.com/deevnet/tenant/internal/pvesim/schema"
 )
 
@@ -72,6 +73,7 @@ type Server struct {
 	latency      time.Duration
 	taskDur      time.Duration
 	rootSecret   string
+	nodeSecret   string            // the node's own root@pam, for the pvesh a hookscript runs (NodeRootAuth)
 	digests      map[string]string // SDN config digests, dropped on every write
 
 	ln     net.Listener
@@ -162,6 +164,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, schema: sch, latency: cfg.Latency, taskDur: cfg.TaskDuration, done: make(chan struct{})}
+	s.nodeSecret = randomUUID(nil)
 	s.rootSecret = cfg.RootSecret
 	if s.rootSecret == "" {
 		s.rootSecret = randomUUID(nil)
@@ -555,11 +558,18 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 	if h == "" {
 		return principal{}, &apiError{Status: 401, Message: "No ticket\n"}
 	}
+	fail := &apiError{Status: 401, Message: "Authentication failed!\n"}
+	if v, ok := strings.CutPrefix(h, nodeRootScheme); ok {
+		// a node's own pvesh or qm: root@pam itself, not a token of it
+		if v != s.nodeSecret {
+			return principal{}, fail
+		}
+		return principal{User: "root@pam"}, nil
+	}
 	v, ok := strings.CutPrefix(h, "PVEAPIToken=")
 	if !ok {
 		v, ok = strings.CutPrefix(h, "PVEAPIToken ")
 	}
-	fail := &apiError{Status: 401, Message: "Authentication failed!\n"}
 	if !ok {
 		return principal{}, fail
 	}
@@ -585,9 +595,19 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 	return principal{User: user, TokenID: tid, Privsep: t.Privsep}, nil
 }
 
+// nodeRootScheme is the Authorization scheme of root@pam on a node (pvesim's own, not PVE's): a
+// real node's pvesh and qm call the API in-process as root@pam, which no API token is (PVE's
+// "only root can set" checks want root@pam itself).
+const nodeRootScheme = "PVESimNodeRoot "
+
+// NodeRootAuth is the Authorization header value that makes a call root@pam's, as a node's own
+// pvesh (package pvesim/pvesh) makes it: what the hookscripts pvesim runs get.
+func (s *Server) NodeRootAuth() string { return nodeRootScheme + s.nodeSecret }
+
 // WriteTokenFile writes the root token for scripts as JSON (mode 0600), with
 // the connection options' names: api_host, api_port, api_user, api_token_id,
-// api_token_secret, ca_path, plus full_token_id and url.
+// api_token_secret, ca_path, plus full_token_id, url, and pvesh_env (the environment of a
+// node's pvesh: root@pam itself, which may set root-only options such as hookscript).
 func (s *Server) WriteTokenFile(path string) error {
 	id, secret := s.RootToken()
 	user, tid, _ := strings.Cut(id, "!")
@@ -595,6 +615,8 @@ func (s *Server) WriteTokenFile(path string) error {
 		"api_host": s.Host(), "api_port": s.Port(), "api_user": user, "api_token_id": tid,
 		"api_token_secret": secret, "full_token_id": id, "url": s.URL(), "ca_path": s.CAFile(),
 		"validate_certs": s.CAFile() != "",
+		// a node's pvesh (this binary called as pvesh) runs as root@pam with this environment
+		"pvesh_env": map[string]string{pvesh.EnvURL: s.URL(), pvesh.EnvAuth: s.NodeRootAuth(), pvesh.EnvCA: s.CAFile()},
 	}, "", " ")
 	if err != nil {
 		return fmt.Errorf("encode token file: %w", err)

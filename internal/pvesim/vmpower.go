@@ -50,25 +50,15 @@ func (s *Server) vmPower(action string) handlerFunc {
 			return nil, plainErr("you can't start a vm if it's a template")
 		}
 		id := strconv.Itoa(vm.VMID)
+		if action == "start" {
+			if volid := startConfig(vm)["hookscript"]; volid != "" {
+				return s.startWithHooks(r, vm, volid)
+			}
+		}
 		t := s.startTask(r, vm.Node, "qm"+action, id, func() error {
 			switch action {
 			case "start":
-				if vm.Status == "running" {
-					return fmt.Errorf("VM %d already running", vm.VMID)
-				}
-				vm.Status, vm.Started = "running", time.Now().Unix()
-				// pending changes are applied at start
-				for k, v := range vm.Pending {
-					vm.Config[k] = v
-				}
-				for _, k := range vm.PendDel {
-					delete(vm.Config, k)
-				}
-				vm.Pending, vm.PendDel = nil, nil
-				if err := s.checkBridges(vm); err != nil {
-					vm.Status, vm.Started = "stopped", 0
-					return err
-				}
+				return s.startVM(vm)
 			case "stop", "shutdown":
 				vm.Status = "stopped"
 			case "reboot", "reset":
@@ -78,6 +68,87 @@ func (s *Server) vmPower(action string) handlerFunc {
 		})
 		return t.UPID, nil
 	})
+}
+
+// startConfig is the config a start runs with: pending changes applied.
+func startConfig(vm *VM) map[string]string {
+	c := make(map[string]string, len(vm.Config)+len(vm.Pending))
+	for k, v := range vm.Config {
+		c[k] = v
+	}
+	for k, v := range vm.Pending {
+		c[k] = v
+	}
+	for _, k := range vm.PendDel {
+		delete(c, k)
+	}
+	return c
+}
+
+// startVM is a start's effect, with the lock held.
+func (s *Server) startVM(vm *VM) error {
+	if vm.Status == "running" {
+		return fmt.Errorf("VM %d already running", vm.VMID)
+	}
+	vm.Status, vm.Started = "running", time.Now().Unix()
+	// pending changes are applied at start
+	vm.Config = startConfig(vm)
+	vm.Pending, vm.PendDel = nil, nil
+	if err := s.checkBridges(vm); err != nil {
+		vm.Status, vm.Started = "stopped", 0
+		return err
+	}
+	return nil
+}
+
+// startWithHooks is the start of a VM with a hookscript, as vm_start_nolock runs it: pre-start
+// (a failure ends the task with exec_hookscript's message, the VM stays stopped), the start,
+// post-start (a failure is a warning). The script runs outside the server lock, so that it can
+// call the API (its pvesh); the task stays running meanwhile.
+func (s *Server) startWithHooks(r *reqCtx, vm *VM, volid string) (any, error) {
+	h, herr := s.resolveHook(vm.Node, volid)
+	env, eerr := s.hookEnv()
+	if herr == nil {
+		herr = eerr
+	}
+	t := s.startTask(r, vm.Node, "qmstart", strconv.Itoa(vm.VMID), nil)
+	t.busy = true
+	s.workers.Add(1)
+	go func() {
+		defer s.workers.Done()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		// with the lock held; the hookscript runs without it
+		unlocked := func(f func()) { s.mu.Unlock(); defer s.mu.Lock(); f() }
+		err := herr
+		if vm.Status == "running" { // vm_start_nolock checks it before the hookscript (QemuServer.pm:5531)
+			err = fmt.Errorf("VM %d already running", vm.VMID)
+		} else if err != nil {
+			err = hookErr(vm.VMID, "pre-start", err)
+		} else {
+			var out []string
+			unlocked(func() { out, err = runHook(h, vm.VMID, "pre-start", env) })
+			t.Log = append(t.Log, out...)
+		}
+		if err == nil {
+			err = s.startVM(vm)
+		}
+		if err == nil {
+			var out []string
+			var perr error
+			unlocked(func() { out, perr = runHook(h, vm.VMID, "post-start", env) })
+			t.Log = append(t.Log, out...)
+			if perr != nil {
+				// exec_hookscript without stop_on_error: Perl's own warn (no handler counts it), so
+				// the line is in the task log and the task still ends OK
+				t.Log = append(t.Log, strings.TrimSpace(perr.Error()))
+			}
+		}
+		t.finish = func() error { return err }
+		t.busy = false
+		s.advanceLocked()
+	}()
+	return t.UPID, nil
 }
 
 func (s *Server) vmTemplate(r *reqCtx, vm *VM) (any, error) {

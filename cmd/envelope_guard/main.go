@@ -1,0 +1,23 @@
+// Command envelope_guard is the substrate's hookscript on every PVE node
+// (docs/adr/0014-tenant-envelope.md, decision 3). PVE runs it as root, as `<script> <vmid> <phase>`
+// (pve-guest-common GuestHelpers.pm exec_hookscript); at pre-start a non-zero exit aborts the start.
+//
+//	envelope_guard <vmid> pre-start    refuse a start over the tenant's envelope or naming a snippet
+//	envelope_guard <vmid> post-start   place the VM's QEMU process in the tenant's cgroup v2 group
+//	envelope_guard <vmid> <phase>      any other phase: nothing (exit 0)
+//	envelope_guard place <vmid>        post-start's work alone
+//	envelope_guard [-check] sweep      set the guard as the hookscript of every tenant VM lacking it
+//
+// Flags, before the arguments (PVE passes none): -envelopes (default deevnet-envelopes.json
+// beside this executable), -cgroup-root (/sys/fs/cgroup), -run-dir (/var/run/qemu-server),
+// -volume (sweep's hookscript, local:snippets/deevnet-envelope-guard), -check (sweep: change nothing).
+// Cluster state comes from `pvesh` on PATH, as root needs no token on its own node.
+package main
+
+import (
+	"os"
+
+	"github.com/deevnet/tenant/internal/guard/hookcli"
+)
+
+func main() { os.Exit(hookcli.Main(os.Args[1:])) }

@@ -1,0 +1,151 @@
+// Package cgroupslice places a process into a tenant's cgroup v2 group, whose memory.max and
+// cpu.max are the tenant's envelope (docs/adr/0014-tenant-envelope.md, decision 3): the kernel
+// then caps what all of one tenant's VMs on a node use together, whatever their configs say.
+//
+// Why a group of our own, <root>/deevnet.slice/tenant-<name>.slice, and not one under PVE's:
+// qemu-server's vm_start (PVE::QemuServer, $run_qemu) forks and calls
+// PVE::Systemd::enter_systemd_scope($vmid, ..., Slice => 'qemu.slice', KillMode => 'process'),
+// which asks systemd (StartTransientUnit over D-Bus) for a transient unit <vmid>.scope in
+// qemu.slice holding the forked process, so QEMU runs in /sys/fs/cgroup/qemu.slice/<vmid>.scope.
+// That scope is systemd's and every VM's scope sits in the one qemu.slice shared by all tenants,
+// so no limit there is per tenant, and systemd would undo a group we made inside its own units.
+// Moving the QEMU process out of its scope into a group outside systemd's slices means, on a real
+// node: the scope is left empty, and systemd ends a scope whose cgroup empties (vm_start's own
+// "systemctl stop <vmid>.scope" before a start then finds nothing to stop); PVE's runtime
+// changes that go through the scope (PVE::QemuServer::CGroup: cpulimit/cpuunits by
+// SetUnitProperties on <vmid>.scope) and its pressure figures (read_cgroup_pressure of
+// qemu.slice/<vmid>.scope) no longer reach or describe the process; stopping the VM is
+// unchanged (QMP quit, then the pid, not the cgroup). The tenant's limits take their place.
+package cgroupslice
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Parent is the group under the cgroup2 root that holds every tenant's group.
+const Parent = "deevnet.slice"
+
+// Limits are one tenant's share of a node: the envelope's memory (MiB) and cores (vCPUs).
+type Limits struct {
+	MemoryMiB int
+	Cores     int
+}
+
+// cpuPeriod is cpu.max's period in microseconds (the kernel's default); the quota is one
+// period per vCPU, so Cores vCPUs may run flat out together and no more.
+const cpuPeriod = 100000
+
+// A tenant name is one path element: the tenant contract's names are lower-case DNS labels.
+var nameRule = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// Dir is the tenant's group under the cgroup2 mount root.
+func Dir(root, tenant string) string {
+	return filepath.Join(root, Parent, "tenant-"+tenant+".slice")
+}
+
+// Ensure creates the tenant's group with its limits (idempotent) and returns its directory.
+// It checks everything it can before creating anything: the name, the limits, and that the
+// root offers the memory and cpu controllers.
+func Ensure(root, tenant string, l Limits) (string, error) {
+	if !nameRule.MatchString(tenant) {
+		return "", fmt.Errorf("tenant %q: must be a lower-case DNS label (a-z, 0-9, '-'), it names a cgroup", tenant)
+	}
+	if l.MemoryMiB < 1 || l.Cores < 1 {
+		return "", fmt.Errorf("tenant %s: memory %d MiB and cores %d must each be at least 1", tenant, l.MemoryMiB, l.Cores)
+	}
+	if err := requireControllers(filepath.Join(root, "cgroup.controllers"), "memory", "cpu"); err != nil {
+		return "", err
+	}
+	parent := filepath.Join(root, Parent)
+	dir := Dir(root, tenant)
+	// Each level's subtree_control hands the controllers down to its children; the kernel makes a
+	// repeated "+memory" a no-op. The tenant's group is a leaf: processes live in it.
+	for _, step := range []struct{ mkdir, control string }{
+		{"", filepath.Join(root, "cgroup.subtree_control")},
+		{parent, filepath.Join(parent, "cgroup.subtree_control")},
+		{dir, ""},
+	} {
+		if step.mkdir != "" {
+			if err := os.Mkdir(step.mkdir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				return "", fmt.Errorf("creating cgroup %s: %w", step.mkdir, err)
+			}
+		}
+		if step.control != "" {
+			if err := write(step.control, "+memory +cpu"); err != nil {
+				return "", err
+			}
+		}
+	}
+	if err := write(filepath.Join(dir, "memory.max"), strconv.FormatInt(int64(l.MemoryMiB)<<20, 10)); err != nil {
+		return "", err
+	}
+	if err := write(filepath.Join(dir, "cpu.max"), fmt.Sprintf("%d %d", l.Cores*cpuPeriod, cpuPeriod)); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// Move puts pid into the group at dir (a process already there stays there).
+func Move(dir string, pid int) error {
+	if pid < 1 {
+		return fmt.Errorf("pid %d: must be at least 1", pid)
+	}
+	return write(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid))
+}
+
+// Place is Ensure then Move: the tenant's group with its limits, and pid in it.
+func Place(root, tenant string, l Limits, pid int) (string, error) {
+	dir, err := Ensure(root, tenant, l)
+	if err != nil {
+		return "", err
+	}
+	if err := Move(dir, pid); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+func requireControllers(file string, want ...string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("reading %s (is it a cgroup v2 mount root?): %w", file, err)
+	}
+	have := map[string]bool{}
+	for _, c := range strings.Fields(string(b)) {
+		have[c] = true
+	}
+	var missing []string
+	for _, c := range want {
+		if !have[c] {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s lists %q: the cgroup v2 controller(s) %s are not available there (bound to cgroup v1?)",
+			file, strings.TrimSpace(string(b)), strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// write writes one value the way cgroupfs takes it: one write(2) to an existing file (a regular
+// file is created, so a directory laid out like cgroupfs works in tests).
+func write(file, value string) error {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing %q to %s: %w", value, file, err)
+	}
+	if _, err := f.WriteString(value); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("writing %q to %s: %w", value, file, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %q to %s: %w", value, file, err)
+	}
+	return nil
+}

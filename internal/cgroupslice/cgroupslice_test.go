@@ -1,0 +1,217 @@
+package cgroupslice
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fakeRoot is a directory laid out like a cgroup2 mount root that offers the given controllers.
+func fakeRoot(t *testing.T, controllers string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, body := range map[string]string{"cgroup.controllers": controllers, "cgroup.subtree_control": "", "cgroup.procs": ""} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func read(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestPlaceWritesLimitsAndPid(t *testing.T) {
+	root := fakeRoot(t, "cpuset cpu io memory hugetlb pids rdma misc\n")
+	for i, pid := range []int{4242, 4242, 5151} { // the second run changes nothing; the third adds a VM
+		dir, err := Place(root, "tdemo", Limits{MemoryMiB: 32768, Cores: 16}, pid)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if want := filepath.Join(root, "deevnet.slice", "tenant-tdemo.slice"); dir != want {
+			t.Fatalf("dir %s, want %s", dir, want)
+		}
+		for file, want := range map[string]string{
+			"cgroup.subtree_control":                        "+memory +cpu",
+			"deevnet.slice/cgroup.subtree_control":          "+memory +cpu",
+			"deevnet.slice/tenant-tdemo.slice/memory.max":   "34359738368", // 32768 MiB in bytes
+			"deevnet.slice/tenant-tdemo.slice/cpu.max":      "1600000 100000",
+			"deevnet.slice/tenant-tdemo.slice/cgroup.procs": itoa(pid),
+		} {
+			if got := read(t, filepath.Join(root, file)); got != want {
+				t.Fatalf("run %d: %s is %q, want %q", i, file, got, want)
+			}
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestRefusedBeforeAnythingIsCreated(t *testing.T) {
+	for _, c := range []struct {
+		name, controllers, tenant string
+		l                         Limits
+		want                      string
+	}{
+		{"cgroup v1 controllers", "hugetlb\n", "tdemo", Limits{1024, 1},
+			`cgroup.controllers lists "hugetlb": the cgroup v2 controller(s) memory, cpu are not available there`},
+		{"no cpu", "memory pids", "tdemo", Limits{1024, 1}, "controller(s) cpu are not available"},
+		{"a path in the name", "cpu memory", "../etc", Limits{1024, 1}, `tenant "../etc": must be a lower-case DNS label`},
+		{"no memory", "cpu memory", "tdemo", Limits{0, 1}, "tenant tdemo: memory 0 MiB and cores 1 must each be at least 1"},
+		{"no cores", "cpu memory", "tdemo", Limits{1024, 0}, "memory 1024 MiB and cores 0 must each be at least 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := fakeRoot(t, c.controllers)
+			_, err := Place(root, c.tenant, c.l, 4242)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(root, Parent)); err == nil {
+				t.Fatalf("%s created", Parent)
+			}
+			if got := read(t, filepath.Join(root, "cgroup.subtree_control")); got != "" {
+				t.Fatalf("subtree_control written: %q", got)
+			}
+		})
+	}
+}
+
+func TestErrorsNameTheFile(t *testing.T) {
+	root := fakeRoot(t, "cpu memory")
+	// A directory where memory.max should be: the write fails, and the error says which file.
+	if err := os.MkdirAll(filepath.Join(Dir(root, "tdemo"), "memory.max"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Place(root, "tdemo", Limits{1024, 2}, 4242)
+	want := `writing "1073741824" to ` + filepath.Join(Dir(root, "tdemo"), "memory.max")
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	if err := Move(Dir(root, "tdemo"), 0); err == nil || !strings.Contains(err.Error(), "pid 0: must be at least 1") {
+		t.Fatalf("pid 0: %v", err)
+	}
+}
+
+// cgroup2Root is this machine's cgroup2 mount point, from /proc/self/mountinfo.
+func cgroup2Root(t *testing.T) string {
+	t.Helper()
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		// "36 25 0:31 / /sys/fs/cgroup rw,... shared:9 - cgroup2 cgroup2 rw,..."
+		pre, post, ok := strings.Cut(s.Text(), " - ")
+		if ok && strings.HasPrefix(post, "cgroup2 ") {
+			return strings.Fields(pre)[4]
+		}
+	}
+	t.Fatal("no cgroup2 mount in /proc/self/mountinfo: PVE 9 nodes and systemd hosts have one")
+	return ""
+}
+
+// TestRealKernel runs against this machine's cgroup2 mount, asserting what the machine allows:
+// with the memory and cpu controllers there and root, the full placement; without them (a host
+// whose controllers are bound to cgroup v1, like this project's build machine), the refusal
+// before anything is created; as a user, the kernel's permission error naming the file. The lab
+// guest (its own kernel, cgroup v2) is where the limits themselves are proven (issue 35, part 3).
+func TestRealKernel(t *testing.T) {
+	root := cgroup2Root(t)
+	sleep := exec.Command("sleep", "60")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
+	pid := sleep.Process.Pid
+	tenant := "deevnet-test-" + itoa(os.Getpid()%10000)
+	ctrl := read(t, filepath.Join(root, "cgroup.controllers"))
+	have := strings.Fields(ctrl)
+	full := contains(have, "memory") && contains(have, "cpu")
+	_, err := Place(root, tenant, Limits{MemoryMiB: 64, Cores: 1}, pid)
+	switch {
+	case !full:
+		t.Logf("%s offers %q: asserting the refusal", root, strings.TrimSpace(ctrl))
+		if err == nil || !strings.Contains(err.Error(), "are not available there") {
+			t.Fatalf("error %v, want the controllers refused", err)
+		}
+		if _, err := os.Stat(filepath.Join(root, Parent)); err == nil {
+			t.Fatalf("%s created", filepath.Join(root, Parent))
+		}
+		moveIntoRealGroup(t, root, pid)
+	case os.Geteuid() != 0:
+		t.Logf("not root: asserting the kernel's refusal names the file")
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(root, "cgroup.subtree_control")) {
+			t.Fatalf("error %v, want it to name %s", err, filepath.Join(root, "cgroup.subtree_control"))
+		}
+	default:
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := Dir(root, tenant)
+		t.Cleanup(func() {
+			_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(itoa(pid)), 0o644)
+			_ = os.Remove(dir)
+		})
+		if got := strings.TrimSpace(read(t, filepath.Join(dir, "memory.max"))); got != "67108864" {
+			t.Fatalf("memory.max %q", got)
+		}
+		if got := strings.TrimSpace(read(t, filepath.Join(dir, "cpu.max"))); got != "100000 100000" {
+			t.Fatalf("cpu.max %q", got)
+		}
+		wantCgroup(t, pid, "/"+Parent+"/tenant-"+tenant+".slice")
+	}
+}
+
+// moveIntoRealGroup proves Move against the kernel where only a bare group can be made: the pid
+// is then in that group by /proc/<pid>/cgroup.
+func moveIntoRealGroup(t *testing.T, root string, pid int) {
+	dir := filepath.Join(root, "deevnet-test-"+itoa(os.Getpid()%10000))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatalf("a bare group on the real cgroup2 (root is needed): %v", err)
+	}
+	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(itoa(pid)), 0o644)
+		_ = os.Remove(dir)
+	})
+	if err := Move(dir, pid); err != nil {
+		t.Fatal(err)
+	}
+	wantCgroup(t, pid, "/"+filepath.Base(dir))
+	if err := Move(dir, 999999999); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "cgroup.procs")) {
+		t.Fatalf("a pid that does not exist: %v, want an error naming cgroup.procs", err)
+	}
+}
+
+func wantCgroup(t *testing.T, pid int, want string) {
+	t.Helper()
+	for _, line := range strings.Split(read(t, "/proc/"+itoa(pid)+"/cgroup"), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			if p != want {
+				t.Fatalf("pid %d in %s, want %s", pid, p, want)
+			}
+			return
+		}
+	}
+	t.Fatalf("pid %d has no cgroup2 line", pid)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

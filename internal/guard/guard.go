@@ -1,0 +1,209 @@
+// Package guard is the substrate's start guard (docs/adr/0014-tenant-envelope.md, decision 3):
+// the rule, with no I/O, by which cmd/envelope_guard, PVE's hookscript at pre-start, refuses a
+// start that would take a tenant's running VMs over its envelope, or that would make the VM read
+// a snippet. PVE 9 has no pool quota and checks only whether a caller may change cores, memory or
+// cicustom, never to what value (qemu-server API2/Qemu.pm $check_vm_modify_config_perm), so the
+// start is where the substrate, as root, can still say no.
+package guard
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// File is the envelope file the substrate writes beside the guard on every node: per tenant, its
+// pool and envelope. It holds no secret: it sits in a snippets directory.
+type File struct {
+	Tenants map[string]Tenant `json:"tenants"`
+}
+
+// Tenant is one tenant of the envelope file.
+type Tenant struct {
+	Pool     string   `json:"pool"`
+	Envelope Envelope `json:"envelope"`
+}
+
+// Envelope is the attachment's envelope (internal/envelope): memory in MiB, disk in GiB.
+type Envelope struct {
+	VMs    int `json:"vms"`
+	Cores  int `json:"cores"`
+	Memory int `json:"memory"`
+	Disk   int `json:"disk"`
+}
+
+// TenantPoolPrefix starts every tenant's pool (tenant-<name>): a VM in such a pool that the
+// envelope file does not know is refused, not waved through.
+const TenantPoolPrefix = "tenant-"
+
+// Parse reads an envelope file, refusing a tenant without a pool or with a limit below 1.
+func Parse(b []byte) (File, error) {
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return File{}, fmt.Errorf("not an envelope file (JSON {\"tenants\": {name: {pool, envelope}}}): %w", err)
+	}
+	for name, t := range f.Tenants {
+		if t.Pool == "" {
+			return File{}, fmt.Errorf("tenants.%s.pool: missing", name)
+		}
+		e := t.Envelope
+		for key, v := range map[string]int{"vms": e.VMs, "cores": e.Cores, "memory": e.Memory, "disk": e.Disk} {
+			if v < 1 {
+				return File{}, fmt.Errorf("tenants.%s.envelope.%s %d: must be at least 1", name, key, v)
+			}
+		}
+	}
+	return f, nil
+}
+
+// Resource is one guest of `pvesh get /cluster/resources --type vm` (maxmem in bytes).
+type Resource struct {
+	Type     string `json:"type"` // qemu or lxc
+	Template int    `json:"template"`
+	VMID     int    `json:"vmid"`
+	Node     string `json:"node"`
+	Pool     string `json:"pool"`
+	Status   string `json:"status"`
+	MaxCPU   int    `json:"maxcpu"`
+	MaxMem   int64  `json:"maxmem"`
+}
+
+// TenantOf names the tenant whose pool holds vmid ("" when it is in no tenant's pool) and the
+// resource itself.
+func (f File) TenantOf(resources []Resource, vmid int) (string, Resource, error) {
+	for _, r := range resources {
+		if r.VMID != vmid {
+			continue
+		}
+		for name, t := range f.Tenants {
+			if t.Pool == r.Pool {
+				return name, r, nil
+			}
+		}
+		if strings.HasPrefix(r.Pool, TenantPoolPrefix) {
+			return "", r, fmt.Errorf("VM %d is in pool %s, a tenant's pool with no envelope in the envelope file", vmid, r.Pool)
+		}
+		return "", r, nil
+	}
+	return "", Resource{}, fmt.Errorf("VM %d is not in /cluster/resources", vmid)
+}
+
+// CheckStart refuses the start of vmid, with config (GET .../config: the values the start
+// applies, pending ones included), when it would take the tenant's running guests over an
+// envelope limit, or when its cicustom names any snippet. One line naming the tenant, the totals
+// and each limit; nil when the VM is no tenant's.
+//
+// Counted: the tenant pool's other running guests by /cluster/resources (maxcpu, maxmem) plus
+// this VM's sockets x cores and memory (the most it can hotplug up to, not its vcpus). A VM
+// already running elsewhere (a live migration's target start) is not counted twice.
+//
+// Snippets: a tenant's own snippet does not exist. PVE's upload API takes only iso, vztmpl and
+// import content (pve-storage API2/Storage/Status.pm upload), so no tenant can write a snippet,
+// and every snippet on a node is root's: the substrate's (this guard and its envelope file) or a
+// site's. cicustom is not checked against the caller's storage privileges and its files are read
+// by root at start (qemu-server Cloudinit.pm read_cloudinit_snippets_file), so any cicustom on a
+// tenant's VM is refused.
+func (f File) CheckStart(resources []Resource, vmid int, config map[string]any) (string, error) {
+	name, self, err := f.TenantOf(resources, vmid)
+	if err != nil || name == "" {
+		return name, err
+	}
+	t := f.Tenants[name]
+	if cc := str(config["cicustom"]); cc != "" {
+		return name, fmt.Errorf("tenant %s: VM %d's cicustom %q names a snippet; a tenant's VM may use none (snippets are root's, read by root at start), refused by the substrate's envelope guard", name, vmid, cc)
+	}
+	cores, err := vcpus(config)
+	if err != nil {
+		return name, fmt.Errorf("VM %d: %w", vmid, err)
+	}
+	mem, err := memoryMiB(config)
+	if err != nil {
+		return name, fmt.Errorf("VM %d: %w", vmid, err)
+	}
+	vms := 1
+	for _, r := range resources {
+		if r.Pool == self.Pool && r.VMID != vmid && r.Status == "running" {
+			vms, cores, mem = vms+1, cores+r.MaxCPU, mem+int(r.MaxMem>>20)
+		}
+	}
+	var over []string
+	for _, l := range []struct {
+		key         string
+		used, limit int
+		unit        string
+	}{
+		{"vms", vms, t.Envelope.VMs, " VMs"}, {"cores", cores, t.Envelope.Cores, " vCPUs"}, {"memory", mem, t.Envelope.Memory, " MiB"},
+	} {
+		if l.used > l.limit {
+			over = append(over, fmt.Sprintf("makes %d%s running, over its envelope of %d%s (envelope.%s)", l.used, l.unit, l.limit, l.unit, l.key))
+		}
+	}
+	if len(over) > 0 {
+		return name, fmt.Errorf("tenant %s: starting %d %s", name, vmid, strings.Join(over, "; "))
+	}
+	return name, nil
+}
+
+// vcpus is sockets x cores, PVE's defaults 1 (qemu-server vmstatus: cpus).
+func vcpus(config map[string]any) (int, error) {
+	n := 1
+	for _, key := range []string{"sockets", "cores"} {
+		v, err := intOr(config[key], 1)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", key, err)
+		}
+		n *= v
+	}
+	return n, nil
+}
+
+// memoryMiB is the memory option: "<MiB>" or PVE 9's "current=<MiB>", default 512
+// (qemu-server QemuServer/Memory.pm).
+func memoryMiB(config map[string]any) (int, error) {
+	s := str(config["memory"])
+	if s == "" {
+		return 512, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		if v, ok := strings.CutPrefix(part, "current="); ok || !strings.Contains(part, "=") {
+			if !ok {
+				v = part
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return 0, fmt.Errorf("memory %q: not a number of MiB", s)
+			}
+			return n, nil
+		}
+	}
+	return 512, nil
+}
+
+func intOr(v any, def int) (int, error) {
+	s := str(v)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	return n, nil
+}
+
+// str is a config value as text: pvesh prints numbers as JSON numbers, strings as strings.
+func str(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case json.Number:
+		return x.String()
+	default:
+		return fmt.Sprint(x)
+	}
+}

@@ -1,0 +1,236 @@
+// Package hookcli is cmd/envelope_guard's command line, a package of its own so that pvesim's
+// tests run the very code PVE would run as the hookscript (see cmd/envelope_guard for the usage).
+package hookcli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/deevnet/tenant/internal/cgroupslice"
+	"github.com/deevnet/tenant/internal/guard"
+)
+
+// EnvelopeFile is the envelope file's name beside the guard in the node's snippets directory.
+const EnvelopeFile = "deevnet-envelopes.json"
+
+// SnippetVolume is the guard's volume on every node: the hookscript the substrate sets.
+const SnippetVolume = "local:snippets/deevnet-envelope-guard"
+
+type options struct {
+	envelopes, cgroupRoot, runDir, volume string
+	check                                 bool
+}
+
+// Main runs the guard with args (os.Args[1:]) and returns its exit status: 1 with one line on
+// stderr (PVE logs it in the start task) when it refuses or fails.
+func Main(args []string) int {
+	if err := run(args); err != nil {
+		fmt.Fprintln(os.Stderr, strings.ReplaceAll(err.Error(), "\n", " "))
+		return 1
+	}
+	return 0
+}
+
+func run(args []string) error {
+	var o options
+	fs := flag.NewFlagSet("envelope_guard", flag.ContinueOnError)
+	fs.StringVar(&o.envelopes, "envelopes", "", "the envelope file (default: "+EnvelopeFile+" beside this executable)")
+	fs.StringVar(&o.cgroupRoot, "cgroup-root", "/sys/fs/cgroup", "the cgroup v2 mount root")
+	fs.StringVar(&o.runDir, "run-dir", "/var/run/qemu-server", "where qemu-server keeps <vmid>.pid")
+	fs.StringVar(&o.volume, "volume", SnippetVolume, "sweep: the hookscript volume to set")
+	fs.BoolVar(&o.check, "check", false, "sweep: report what would change, change nothing")
+	fs.Usage = func() {
+		_, _ = fmt.Fprintf(fs.Output(), "usage: envelope_guard [flags] <vmid> <phase> | place <vmid> | sweep\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.envelopes == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding the envelope file beside the guard: %w", err)
+		}
+		o.envelopes = filepath.Join(filepath.Dir(exe), EnvelopeFile)
+	}
+	a := fs.Args()
+	if len(a) == 1 && a[0] == "sweep" {
+		return sweep(o)
+	}
+	if len(a) != 2 {
+		fs.Usage()
+		return errors.New("want two arguments: <vmid> <phase>, or place <vmid>")
+	}
+	if a[0] == "place" {
+		return place(o, a[1])
+	}
+	switch a[1] {
+	case "pre-start":
+		return preStart(o, a[0])
+	case "post-start":
+		return place(o, a[0])
+	}
+	_, err := vmid(a[0])
+	return err
+}
+
+func vmid(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 100 {
+		return 0, fmt.Errorf("vmid %q: must be a whole number of at least 100", s)
+	}
+	return n, nil
+}
+
+// state is what both phases read: the envelope file and the cluster's guests.
+func state(o options) (guard.File, []guard.Resource, error) {
+	b, err := os.ReadFile(o.envelopes)
+	if err != nil {
+		return guard.File{}, nil, fmt.Errorf("reading the envelope file: %w", err)
+	}
+	f, err := guard.Parse(b)
+	if err != nil {
+		return guard.File{}, nil, fmt.Errorf("%s: %w", o.envelopes, err)
+	}
+	var res []guard.Resource
+	if err := pvesh(&res, "/cluster/resources", "--type", "vm"); err != nil {
+		return guard.File{}, nil, err
+	}
+	return f, res, nil
+}
+
+func preStart(o options, arg string) error {
+	id, err := vmid(arg)
+	if err != nil {
+		return err
+	}
+	f, res, err := state(o)
+	if err != nil {
+		return err
+	}
+	_, self, err := f.TenantOf(res, id)
+	if err != nil {
+		return err
+	}
+	var config map[string]any
+	if err := pvesh(&config, fmt.Sprintf("/nodes/%s/qemu/%d/config", self.Node, id)); err != nil {
+		return err
+	}
+	_, err = f.CheckStart(res, id, config)
+	return err
+}
+
+func place(o options, arg string) error {
+	id, err := vmid(arg)
+	if err != nil {
+		return err
+	}
+	f, res, err := state(o)
+	if err != nil {
+		return err
+	}
+	name, _, err := f.TenantOf(res, id)
+	if err != nil || name == "" {
+		return err // a VM of no tenant stays where PVE put it
+	}
+	pidFile := filepath.Join(o.runDir, arg+".pid")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return fmt.Errorf("VM %d's QEMU pid: %w", id, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("%s: %q is not a pid", pidFile, strings.TrimSpace(string(b)))
+	}
+	e := f.Tenants[name].Envelope
+	dir, err := cgroupslice.Place(o.cgroupRoot, name, cgroupslice.Limits{MemoryMiB: e.Memory, Cores: e.Cores}, pid)
+	if err != nil {
+		return fmt.Errorf("tenant %s: placing VM %d (pid %d): %w", name, id, pid, err)
+	}
+	fmt.Printf("tenant %s: VM %d (pid %d) placed in %s\n", name, id, pid, dir)
+	return nil
+}
+
+// sweep sets the guard as the hookscript of every VM of a tenant's pool that lacks it (a VM made
+// with POST /qemu, not cloned from the template, has none), as root may, and prints one line per
+// VM it changed (or, with -check, would change). It stops nothing: a VM already running without
+// the guard is named, and its next start is guarded.
+func sweep(o options) error {
+	f, res, err := state(o)
+	if err != nil {
+		return err
+	}
+	var errs []string
+	for _, r := range res {
+		if r.Type != "qemu" || r.Template == 1 {
+			continue
+		}
+		name, _, err := f.TenantOf(res, r.VMID)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		if name == "" {
+			continue
+		}
+		path := fmt.Sprintf("/nodes/%s/qemu/%d/config", r.Node, r.VMID)
+		var config map[string]any
+		if err := pvesh(&config, path); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		was, _ := config["hookscript"].(string)
+		if was == o.volume {
+			continue
+		}
+		if was == "" {
+			was = "none"
+		}
+		running := ""
+		if r.Status == "running" {
+			running = "; it runs unguarded until its next start (not stopped)"
+		}
+		if !o.check {
+			if err := pveshSet(path, "--hookscript", o.volume); err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+		}
+		fmt.Printf("tenant %s: VM %d: hookscript %s, was %s%s\n", name, r.VMID, o.volume, was, running)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func pveshSet(path string, args ...string) error {
+	cmd := exec.Command("pvesh", append([]string{"set", path}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pvesh set %s: %w: %s", path, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// pvesh runs `pvesh get <path> [args] --output-format json` and decodes its answer into v.
+func pvesh(v any, path string, args ...string) error {
+	cmd := exec.Command("pvesh", append(append([]string{"get", path}, args...), "--output-format", "json")...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("pvesh get %s: %w: %s", path, err, strings.TrimSpace(stderr.String()))
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("pvesh get %s: not JSON: %w", path, err)
+	}
+	return nil
+}

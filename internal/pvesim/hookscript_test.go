@@ -1,0 +1,268 @@
+package pvesim
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deevnet/tenant/internal/guard/hookcli"
+	"github.com/deevnet/tenant/internal/pvesim/pvesh"
+)
+
+// guardName is the guard's file name in the tests' snippets directory: a copy of this test
+// binary, which TestMain makes the guard when it runs under that name.
+const guardName = "deevnet-envelope-guard"
+
+// TestMain lets this test binary be the programs a hookscript start runs: pvesh (the link pvesim
+// puts on the script's PATH) and cmd/envelope_guard's code (a copy named guardName).
+func TestMain(m *testing.M) {
+	switch filepath.Base(os.Args[0]) {
+	case "pvesh":
+		os.Exit(pvesh.Main(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	case guardName:
+		os.Exit(hookcli.Main(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// hookSim is vmConformanceSetup's cluster with a node disk (RenderDir) and this binary as pvesh.
+func hookSim(t *testing.T) (s *Server, a, b onboarded, snippets string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s = startSim(t, func(c *Config) { c.RenderDir, c.Pvesh = dir, exe })
+	a = onboard(t, s, "tdemo", 1, "tdemov0", "10001")
+	b = onboard(t, s, "tother", 2, "totherv0", "10002")
+	snippets = filepath.Join(dir, node, "var/lib/vz/snippets")
+	if err := os.MkdirAll(snippets, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return s, a, b, snippets
+}
+
+func writeScript(t *testing.T, path, body string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func vmStatus(t *testing.T, c *client, vmid string) string {
+	t.Helper()
+	var st map[string]any
+	c.ok("GET", "/nodes/"+node+"/qemu/"+vmid+"/status/current", nil, &st)
+	return st["status"].(string)
+}
+
+// The hookscript runs at start as vm_start_nolock runs it (QemuServer.pm:5631 pre-start, stop on
+// error; :6029 post-start), as `<script> <vmid> <phase>`, with a pvesh that answers as root.
+func TestConformanceHookscriptAtStart(t *testing.T) {
+	s, a, _, snippets := hookSim(t)
+	writeScript(t, filepath.Join(snippets, "hook.sh"), `#!/bin/sh
+st=$(pvesh get /nodes/`+node+`/qemu/$1/status/current --output-format json | sed 's/.*"status":"\([a-z]*\)".*/\1/')
+echo "hook $1 $2 status=$st"
+`, 0o755)
+	writeScript(t, filepath.Join(snippets, "refuse.sh"), "#!/bin/sh\n[ \"$2\" = pre-start ] && { echo \"refused: $1 is over\" >&2; exit 3; }\nexit 0\n", 0o755)
+	writeScript(t, filepath.Join(snippets, "plain.txt"), "#!/bin/sh\n", 0o644)
+	for i, vmid := range []string{"10101", "10102", "10103", "10104"} {
+		if _, exit := a.tenant.task("POST", "/nodes/"+node+"/qemu/9000/clone", vals("newid", vmid, "name", "tdemo-"+vmid, "pool", a.pool)); exit != "OK" {
+			t.Fatalf("clone %d: %s", i, exit)
+		}
+	}
+	hook := func(vmid, volid string) {
+		nodeRoot(t, s).ok("PUT", "/nodes/"+node+"/qemu/"+vmid+"/config", vals("hookscript", volid), nil)
+	}
+	hook("10101", "local:snippets/hook.sh")
+	hook("10102", "local:snippets/refuse.sh")
+	hook("10103", "local:snippets/missing.sh")
+	hook("10104", "local:snippets/plain.txt")
+
+	upid, exit := a.tenant.task("POST", "/nodes/"+node+"/qemu/10101/status/start", nil)
+	log := taskLog(t, a.tenant, node, upid)
+	if exit != "OK" || !strings.Contains(log, "hook 10101 pre-start status=stopped\nhook 10101 post-start status=running\nTASK OK") {
+		t.Fatalf("start with hook.sh: %s, log:\n%s", exit, log)
+	}
+	// Already running: refused before the hookscript (QemuServer.pm:5531), which does not run.
+	upid, exit = a.tenant.task("POST", "/nodes/"+node+"/qemu/10101/status/start", nil)
+	if log := taskLog(t, a.tenant, node, upid); exit != "VM 10101 already running" || strings.Contains(log, "hook 10101") {
+		t.Fatalf("a second start: %q, log:\n%s", exit, log)
+	}
+	for _, c := range []struct{ vmid, exit, log string }{
+		{"10102", "hookscript error for 10102 on pre-start: command '/var/lib/vz/snippets/refuse.sh 10102 pre-start' failed: exit code 3 ", "refused: 10102 is over"},
+		{"10103", "hookscript error for 10103 on pre-start: script 'local:snippets/missing.sh' does not exist ", ""},
+		{"10104", "hookscript error for 10104 on pre-start: script 'local:snippets/plain.txt' is not executable ", ""},
+	} {
+		upid, exit := a.tenant.task("POST", "/nodes/"+node+"/qemu/"+c.vmid+"/status/start", nil)
+		if exit != c.exit {
+			t.Errorf("start %s: exit %q, want %q", c.vmid, exit, c.exit)
+		}
+		want := strings.TrimPrefix(c.log+"\nTASK ERROR: "+c.exit, "\n")
+		if log := taskLog(t, a.tenant, node, upid); !strings.Contains(log, want) {
+			t.Errorf("start %s: log\n%s\nlacks %q", c.vmid, log, want)
+		}
+		if st := vmStatus(t, a.tenant, c.vmid); st != "stopped" {
+			t.Errorf("VM %s is %s after a failed pre-start", c.vmid, st)
+		}
+	}
+	// Root's own: the tenant can neither delete nor change it (Qemu.pm:1037, as at set).
+	expect(t, a.tenant, []refusal{
+		{name: "deleting the hookscript", source: "Qemu.pm:1037", method: "PUT", path: "/nodes/" + node + "/qemu/10102/config",
+			params: []string{"delete", "hookscript"}, status: 500, msg: "only root can set 'hookscript' config\n"},
+		{name: "another hookscript", source: "Qemu.pm:1037", method: "PUT", path: "/nodes/" + node + "/qemu/10102/config",
+			params: []string{"hookscript", "local:snippets/hook.sh"}, status: 500, msg: "only root can set 'hookscript' config\n"},
+	})
+}
+
+// cmd/envelope_guard's code as the template's hookscript, against the simulator: a tenant's
+// clones, a bigger VM, a VM made without the template and a snippet, each refused at start
+// naming the envelope; starts inside it go through.
+func TestEnvelopeGuardAtStart(t *testing.T) {
+	s, a, b, snippets := hookSim(t)
+	exe, _ := os.Executable()
+	src, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = src.Close() }()
+	dst, err := os.OpenFile(filepath.Join(snippets, guardName), os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	env, _ := json.Marshal(map[string]any{"tenants": map[string]any{
+		"tdemo":  map[string]any{"pool": a.pool, "envelope": map[string]int{"vms": 2, "cores": 4, "memory": 4096, "disk": 64}},
+		"tother": map[string]any{"pool": b.pool, "envelope": map[string]int{"vms": 8, "cores": 16, "memory": 32768, "disk": 256}},
+	}})
+	writeScript(t, filepath.Join(snippets, hookcli.EnvelopeFile), string(env), 0o644)
+	guardVol := "local:snippets/" + guardName
+	nodeRoot(t, s).ok("PUT", "/nodes/"+node+"/qemu/9000/config", vals("hookscript", guardVol), nil)
+
+	cfg := func(vmid string) string { return "/nodes/" + node + "/qemu/" + vmid + "/config" }
+	for _, vmid := range []string{"10101", "10102", "10103"} {
+		if _, exit := a.tenant.task("POST", "/nodes/"+node+"/qemu/9000/clone", vals("newid", vmid, "name", "tdemo-"+vmid, "pool", a.pool)); exit != "OK" {
+			t.Fatalf("clone %s: %s", vmid, exit)
+		}
+	}
+	refused := func(vmid string) string {
+		return "hookscript error for " + vmid + " on pre-start: command '/var/lib/vz/snippets/" + guardName + " " + vmid + " pre-start' failed: exit code 1 "
+	}
+	start := func(c *client, vmid, wantExit, wantLog string) {
+		t.Helper()
+		upid, exit := c.task("POST", "/nodes/"+node+"/qemu/"+vmid+"/status/start", nil)
+		log := taskLog(t, c, node, upid)
+		if exit != wantExit || !strings.Contains(log, wantLog) {
+			t.Fatalf("start %s: exit %q, want %q; log:\n%s\nwant in it %q", vmid, exit, wantExit, log, wantLog)
+		}
+		want := "stopped"
+		if wantExit == "OK" {
+			want = "running"
+		}
+		if st := vmStatus(t, c, vmid); st != want {
+			t.Fatalf("VM %s is %s, want %s", vmid, st, want)
+		}
+	}
+	// A bigger VM: the template's 2 vCPUs and 2048 MiB each would be fine; 3 vCPUs are over
+	// once 10101 runs.
+	a.tenant.ok("PUT", cfg("10102"), vals("cores", "3"), nil)
+	// In the envelope: post-start cannot place a QEMU that pvesim does not run, and says so.
+	start(a.tenant, "10101", "OK", "hookscript error for 10101 on post-start: command '/var/lib/vz/snippets/"+guardName+" 10101 post-start' failed: exit code 1")
+	start(a.tenant, "10102", refused("10102"), "tenant tdemo: starting 10102 makes 5 vCPUs running, over its envelope of 4 vCPUs (envelope.cores)")
+	a.tenant.ok("PUT", cfg("10102"), vals("cores", "1", "memory", "2560"), nil)
+	start(a.tenant, "10102", refused("10102"), "tenant tdemo: starting 10102 makes 4608 MiB running, over its envelope of 4096 MiB (envelope.memory)")
+	a.tenant.ok("PUT", cfg("10102"), vals("memory", "2048"), nil)
+	start(a.tenant, "10102", "OK", "TASK OK")
+	// More clones than vms.
+	start(a.tenant, "10103", refused("10103"), "tenant tdemo: starting 10103 makes 3 VMs running, over its envelope of 2 VMs (envelope.vms)")
+	// tother's envelope is its own: tdemo's running VMs do not count against it.
+	if _, exit := b.root.task("POST", "/nodes/"+node+"/qemu/9000/clone", vals("newid", "10201", "name", "tother-1", "pool", b.pool)); exit != "OK" {
+		t.Fatalf("tother clone: %s", exit)
+	}
+	start(b.tenant, "10201", "OK", "TASK OK")
+	// A snippet, on a stopped VM in the envelope.
+	a.tenant.task("POST", "/nodes/"+node+"/qemu/10102/status/stop", nil)
+	a.tenant.ok("PUT", cfg("10103"), vals("cicustom", "user="+guardVol), nil)
+	start(a.tenant, "10103", refused("10103"), `tenant tdemo: VM 10103's cicustom "user=`+guardVol+`" names a snippet`)
+
+	// A VM made without the template has no hookscript; the sweep, as root on the node, sets it.
+	a.tenant.ok("POST", "/nodes/"+node+"/qemu", vals("vmid", "10104", "pool", a.pool, "cores", "8", "memory", "1024"), nil)
+	guard := filepath.Join(snippets, guardName)
+	sweep := func(args ...string) string { t.Helper(); return sweepOut(t, s, guard, append(args, "sweep")...) }
+	want := "tenant tdemo: VM 10104: hookscript " + guardVol + ", was none\n"
+	if out := sweep("-check"); out != want {
+		t.Fatalf("sweep -check: %q, want %q", out, want)
+	}
+	var c map[string]any
+	a.root.ok("GET", cfg("10104"), nil, &c)
+	if c["hookscript"] != nil {
+		t.Fatalf("sweep -check set the hookscript: %v", c["hookscript"])
+	}
+	if out := sweep(); out != want {
+		t.Fatalf("sweep: %q, want %q", out, want)
+	}
+	if out := sweep(); out != "" {
+		t.Fatalf("a second sweep: %q, want nothing", out)
+	}
+	start(a.tenant, "10104", refused("10104"), "tenant tdemo: starting 10104 makes 10 vCPUs running, over its envelope of 4 vCPUs (envelope.cores)")
+
+	// place: what post-start does on a node, here into a directory laid out like cgroupfs and
+	// qemu-server's pid file of running 10101.
+	cg, run := t.TempDir(), t.TempDir()
+	writeScript(t, filepath.Join(cg, "cgroup.controllers"), "cpuset cpu io memory pids", 0o644)
+	writeScript(t, filepath.Join(run, "10101.pid"), "4242\n", 0o644)
+	out := sweepOut(t, s, guard, "-cgroup-root", cg, "-run-dir", run, "place", "10101")
+	slice := filepath.Join(cg, "deevnet.slice", "tenant-tdemo.slice")
+	if want := "tenant tdemo: VM 10101 (pid 4242) placed in " + slice + "\n"; out != want {
+		t.Fatalf("place: %q, want %q", out, want)
+	}
+	for file, want := range map[string]string{"memory.max": "4294967296", "cpu.max": "400000 100000", "cgroup.procs": "4242"} {
+		if b, err := os.ReadFile(filepath.Join(slice, file)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q", file, b, err, want)
+		}
+	}
+	// The gap ADR-0014 names: until a sweep, a VM made without the template starts unguarded,
+	// over the envelope; the sweep names it and stops nothing.
+	a.tenant.ok("POST", "/nodes/"+node+"/qemu", vals("vmid", "10105", "pool", a.pool, "cores", "8"), nil)
+	start(a.tenant, "10105", "OK", "TASK OK")
+	want = "tenant tdemo: VM 10105: hookscript " + guardVol + ", was none; it runs unguarded until its next start (not stopped)\n"
+	if out := sweep(); out != want {
+		t.Fatalf("sweep: %q, want %q", out, want)
+	}
+	if st := vmStatus(t, a.tenant, "10105"); st != "running" {
+		t.Fatalf("the sweep left 10105 %s", st)
+	}
+}
+
+// sweepOut runs the guard at path with args as root on the node would, returning its output.
+func sweepOut(t *testing.T, s *Server, path string, args ...string) string {
+	t.Helper()
+	s.mu.Lock()
+	env, err := s.hookEnv()
+	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %v: %s", args, err, out)
+	}
+	return string(out)
+}
+
+// nodeRoot is root@pam on the node (qm set, pvesh): the one who may set a hookscript.
+func nodeRoot(t *testing.T, s *Server) *client {
+	return &client{t: t, base: s.URL() + "/api2/json", auth: s.NodeRootAuth(), hc: httpClientFor(t, s)}
+}
