@@ -7,18 +7,17 @@ package envelope
 import (
 	"fmt"
 	"strings"
-
-	"github.com/deevnet/tenant/internal/module"
 )
 
 // Envelope is one tenant's limits. Memory is in MiB and disk in GiB, the units of the tenant
 // contract's vms.memory and vms.disk. Its default has one source, the substrate role's
 // substrate_tenant_envelope (roles/substrate/meta/argument_specs.yml).
+// The json tags are the guard's envelope file (internal/guard), the opt tags the modules' option.
 type Envelope struct {
-	VMs    int `opt:"vms"`
-	Cores  int `opt:"cores"`
-	Memory int `opt:"memory"`
-	Disk   int `opt:"disk"`
+	VMs    int `opt:"vms" json:"vms"`
+	Cores  int `opt:"cores" json:"cores"`
+	Memory int `opt:"memory" json:"memory"`
+	Disk   int `opt:"disk" json:"disk"`
 }
 
 // Validate refuses an envelope with a limit below one, naming each such field.
@@ -73,13 +72,3 @@ func (e Envelope) CheckDeclaration(count, cores, memory, disk int) error {
 	return nil
 }
 
-// Option is the modules' envelope option (tenant_plan, tenant_verify): the attachment's envelope,
-// every limit required (plugins/doc_fragments/envelope.py documents it).
-func Option() *module.Option {
-	return &module.Option{Type: module.TypeDict, Options: map[string]*module.Option{
-		"vms":    {Type: module.TypeInt, Required: true},
-		"cores":  {Type: module.TypeInt, Required: true},
-		"memory": {Type: module.TypeInt, Required: true},
-		"disk":   {Type: module.TypeInt, Required: true},
-	}}
-}

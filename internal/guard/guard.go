@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/deevnet/tenant/internal/envelope"
 )
 
 // File is the envelope file the substrate writes beside the guard on every node: per tenant, its
@@ -25,13 +27,8 @@ type Tenant struct {
 	Envelope Envelope `json:"envelope"`
 }
 
-// Envelope is the attachment's envelope (internal/envelope): memory in MiB, disk in GiB.
-type Envelope struct {
-	VMs    int `json:"vms"`
-	Cores  int `json:"cores"`
-	Memory int `json:"memory"`
-	Disk   int `json:"disk"`
-}
+// Envelope is the attachment's envelope: memory in MiB, disk in GiB.
+type Envelope = envelope.Envelope
 
 // TenantPoolPrefix starts every tenant's pool (tenant-<name>): a VM in such a pool that the
 // envelope file does not know is refused, not waved through.
@@ -47,11 +44,8 @@ func Parse(b []byte) (File, error) {
 		if t.Pool == "" {
 			return File{}, fmt.Errorf("tenants.%s.pool: missing", name)
 		}
-		e := t.Envelope
-		for key, v := range map[string]int{"vms": e.VMs, "cores": e.Cores, "memory": e.Memory, "disk": e.Disk} {
-			if v < 1 {
-				return File{}, fmt.Errorf("tenants.%s.envelope.%s %d: must be at least 1", name, key, v)
-			}
+		if err := t.Envelope.Validate("tenants." + name + ".envelope"); err != nil {
+			return File{}, err
 		}
 	}
 	return f, nil
@@ -113,15 +107,11 @@ func (f File) CheckStart(resources []Resource, vmid int, config map[string]any) 
 	if cc := str(config["cicustom"]); cc != "" {
 		return name, fmt.Errorf("tenant %s: VM %d's cicustom %q names a snippet; a tenant's VM may use none (snippets are root's, read by root at start), refused by the substrate's envelope guard", name, vmid, cc)
 	}
-	cores, err := vcpus(config)
+	starting, err := envelope.GuestFromConfig(config, true)
 	if err != nil {
 		return name, fmt.Errorf("VM %d: %w", vmid, err)
 	}
-	mem, err := memoryMiB(config)
-	if err != nil {
-		return name, fmt.Errorf("VM %d: %w", vmid, err)
-	}
-	vms := 1
+	vms, cores, mem := 1, starting.Cores, starting.Memory
 	for _, r := range resources {
 		if r.Pool == self.Pool && r.VMID != vmid && r.Status == "running" {
 			vms, cores, mem = vms+1, cores+r.MaxCPU, mem+int(r.MaxMem>>20)
@@ -143,53 +133,6 @@ func (f File) CheckStart(resources []Resource, vmid int, config map[string]any) 
 		return name, fmt.Errorf("tenant %s: starting %d %s", name, vmid, strings.Join(over, "; "))
 	}
 	return name, nil
-}
-
-// vcpus is sockets x cores, PVE's defaults 1 (qemu-server vmstatus: cpus).
-func vcpus(config map[string]any) (int, error) {
-	n := 1
-	for _, key := range []string{"sockets", "cores"} {
-		v, err := intOr(config[key], 1)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", key, err)
-		}
-		n *= v
-	}
-	return n, nil
-}
-
-// memoryMiB is the memory option: "<MiB>" or PVE 9's "current=<MiB>", default 512
-// (qemu-server QemuServer/Memory.pm).
-func memoryMiB(config map[string]any) (int, error) {
-	s := str(config["memory"])
-	if s == "" {
-		return 512, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		if v, ok := strings.CutPrefix(part, "current="); ok || !strings.Contains(part, "=") {
-			if !ok {
-				v = part
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return 0, fmt.Errorf("memory %q: not a number of MiB", s)
-			}
-			return n, nil
-		}
-	}
-	return 512, nil
-}
-
-func intOr(v any, def int) (int, error) {
-	s := str(v)
-	if s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a whole number", s)
-	}
-	return n, nil
 }
 
 // str is a config value as text: pvesh prints numbers as JSON numbers, strings as strings.

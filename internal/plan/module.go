@@ -56,7 +56,7 @@ func spec() module.Spec {
 			"vnets":    {Type: module.TypeInt, Default: 1},
 			"vm_vnet":  {Type: module.TypeList, Elements: module.TypeInt, Default: []any{}},
 			"contract": contractOption(),
-			"envelope": envelope.Option(),
+			"envelope": EnvelopeOption(),
 		}),
 	}
 }
@@ -92,4 +92,16 @@ func handle(_ *module.Module, o *ModuleOptions) (module.Result, error) {
 		return module.Result{}, err
 	}
 	return module.Result{Values: map[string]any{"tenant": t.Map(), "site": site.Map()}}, nil
+}
+
+// EnvelopeOption is the modules' envelope option (tenant_plan, tenant_verify): the attachment's
+// envelope, every limit required (plugins/doc_fragments/envelope.py documents it). It lives here,
+// not in internal/envelope, so the guard binary, which uses envelope, links no module code.
+func EnvelopeOption() *module.Option {
+	return &module.Option{Type: module.TypeDict, Options: map[string]*module.Option{
+		"vms":    {Type: module.TypeInt, Required: true},
+		"cores":  {Type: module.TypeInt, Required: true},
+		"memory": {Type: module.TypeInt, Required: true},
+		"disk":   {Type: module.TypeInt, Required: true},
+	}}
 }

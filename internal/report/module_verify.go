@@ -53,7 +53,7 @@ func verifySpec() module.Spec {
 		}},
 		"fail_on_failed": {Type: module.TypeBool, Default: true},
 		"maintenance":    {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
-		"envelope":       envelope.Option(),
+		"envelope":       plan.EnvelopeOption(),
 	})
 	for _, k := range verifyCredential {
 		o := *opts[k]
