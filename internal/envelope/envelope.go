@@ -71,4 +71,3 @@ func (e Envelope) CheckDeclaration(count, cores, memory, disk int) error {
 	}
 	return nil
 }
-

@@ -9,10 +9,10 @@ package guard
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/deevnet/tenant/internal/envelope"
+	"github.com/deevnet/tenant/internal/jsonval"
 )
 
 // File is the envelope file the substrate writes beside the guard on every node: per tenant, its
@@ -136,17 +136,4 @@ func (f File) CheckStart(resources []Resource, vmid int, config map[string]any) 
 }
 
 // str is a config value as text: pvesh prints numbers as JSON numbers, strings as strings.
-func str(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case json.Number:
-		return x.String()
-	default:
-		return fmt.Sprint(x)
-	}
-}
+func str(v any) string { return jsonval.String(v) }

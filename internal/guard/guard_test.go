@@ -57,8 +57,8 @@ func TestCheckStart(t *testing.T) {
 		{"a tenant pool without an envelope", 10301, map[string]any{}, "",
 			"VM 10301 is in pool tenant-tnew, a tenant's pool with no envelope in the envelope file"},
 		{"a vmid the cluster does not have", 4242, map[string]any{}, "", "VM 4242 is not in /cluster/resources"},
-		{"bad cores", 10104, map[string]any{"cores": "x"}, "tdemo", `VM 10104: cores: "x" is not a whole number`},
-		{"bad memory", 10104, map[string]any{"memory": "current=lots"}, "tdemo", `VM 10104: memory "current=lots": not a number of MiB`},
+		{"bad cores", 10104, map[string]any{"cores": "x"}, "tdemo", `VM 10104: config cores "x" is not a whole number of at least 1`},
+		{"bad memory", 10104, map[string]any{"memory": "current=lots"}, "tdemo", `VM 10104: config memory "current=lots" has no whole number of MiB`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tenant, err := f.CheckStart(cluster, c.vmid, c.config)
@@ -98,7 +98,7 @@ func TestVMCount(t *testing.T) {
 func TestParse(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{`{"tenants": {"tdemo": {"envelope": {"vms": 1, "cores": 1, "memory": 1, "disk": 1}}}}`, "tenants.tdemo.pool: missing"},
-		{`{"tenants": {"tdemo": {"pool": "tenant-tdemo", "envelope": {"vms": 1, "cores": 0, "memory": 1, "disk": 1}}}}`, "tenants.tdemo.envelope.cores 0: must be at least 1"},
+		{`{"tenants": {"tdemo": {"pool": "tenant-tdemo", "envelope": {"vms": 1, "cores": 0, "memory": 1, "disk": 1}}}}`, "tenants.tdemo.envelope.cores 0 must be at least 1 vCPUs"},
 		{`[]`, "not an envelope file"},
 	} {
 		if _, err := Parse([]byte(c.body)); err == nil || !strings.Contains(err.Error(), c.want) {
