@@ -321,7 +321,7 @@ P2=dv02hyp002p02
 [ "$(att tdemo storage)" = tenant-tdemo ] && [ "$(att tother storage)" = tenant-tother ] \
   && pass "the attachments name each tenant's storage (tenant_attachment.storage: tenant-tdemo, tenant-tother)" || fail "attachment storage: [$(att tdemo storage)] [$(att tother storage)]"
 vm1=$(sapi "/cluster/resources?type=vm" | "$VENV/bin/python" -c 'import json,sys; print(next(r["node"] for r in json.load(sys.stdin)["data"] if r.get("name") == "tdemo-1"))')
-disks=$(sapi "/nodes/$vm1/qemu/10101/config" | "$VENV/bin/python" -c 'import json,sys; c=json.load(sys.stdin)["data"]; print(" ".join(sorted(c[k].split(",")[0] for k in c if k[:4] in ("scsi","ide2"))))')
+disks=$(sapi "/nodes/$vm1/qemu/10101/config" | "$VENV/bin/python" -c 'import json,re,sys; c=json.load(sys.stdin)["data"]; print(" ".join(sorted(c[k].split(",")[0] for k in c if re.fullmatch(r"(scsi|virtio|sata|ide)[0-9]+", k))))')
 case "$disks" in "tenant-tdemo:vm-10101-cloudinit tenant-tdemo:vm-10101-disk-0") pass "tdemo-1's disks live on its own storage ($disks)" ;;
   *) fail "tdemo-1's disks: [$disks]" ;; esac
 acl=$(sapi /access/acl | "$VENV/bin/python" -c 'import json,sys; print(" ".join(sorted(e["path"] for e in json.load(sys.stdin)["data"] if e["ugid"] == "tenant-tdemo@pve!iac" and e["path"].startswith("/storage"))))')
