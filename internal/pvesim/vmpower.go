@@ -71,19 +71,7 @@ func (s *Server) vmPower(action string) handlerFunc {
 }
 
 // startConfig is the config a start runs with: pending changes applied.
-func startConfig(vm *VM) map[string]string {
-	c := make(map[string]string, len(vm.Config)+len(vm.Pending))
-	for k, v := range vm.Config {
-		c[k] = v
-	}
-	for k, v := range vm.Pending {
-		c[k] = v
-	}
-	for _, k := range vm.PendDel {
-		delete(c, k)
-	}
-	return c
-}
+func startConfig(vm *VM) map[string]string { return vm.effective() }
 
 // startVM is a start's effect, with the lock held.
 func (s *Server) startVM(vm *VM) error {
