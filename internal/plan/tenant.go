@@ -53,11 +53,7 @@ type Tenant struct {
 	TokenID     string // the token's name; its full id is User + "!" + TokenID
 	TSIGKey     string
 	OwnerTag    string // the PVE tag marking objects the tenant owns
-	// Storage is the tenant's own storage id, an lvmthin storage on ThinPool, the tenant's thin
-	// pool in each node's volume group (ADR-0014 decision 2).
-	Storage  string
-	ThinPool string
-	VMs      []VM
+	VMs         []VM
 }
 
 // FullTokenID is the API token id as PVE spells it: user@realm!name.
@@ -102,8 +98,6 @@ func (s Site) Tenant(name string, index, vms, vnets int) (Tenant, error) {
 		TokenID:     "iac",
 		TSIGKey:     "tenant-" + name,
 		OwnerTag:    "tenant-" + name,
-		Storage:     "tenant-" + name,
-		ThinPool:    "tenant-" + name,
 	}
 	bits := 24
 	for n := vnets; n > 1; n >>= 1 {
@@ -156,8 +150,6 @@ func (t Tenant) checkIDs() error {
 		{"user", fmtUserID, t.User},
 		{"token", fmtTokenID, t.FullTokenID()},
 		{"tsig_key", fmtTSIGKeyName, t.TSIGKey},
-		{"storage", fmtStorageID, t.Storage},
-		{"thinpool", fmtVGName, t.ThinPool},
 	}
 	for _, v := range t.VNets {
 		checks = append(checks, struct {
@@ -209,7 +201,6 @@ func (t Tenant) Map() map[string]any {
 		"zone": t.Zone, "vrf_device": t.VRFDevice, "vrf_vxlan": t.VRFVXLAN, "vnets": vnets,
 		"dns_zone": t.DNSZone, "reverse_zone": t.ReverseZone, "pool": t.Pool, "user": t.User,
 		"token_id": t.TokenID, "token": t.FullTokenID(), "tsig_key": t.TSIGKey, "owner_tag": t.OwnerTag, "vms": vms,
-		"storage": t.Storage, "thinpool": t.ThinPool,
 		"vmid_range": []any{first, last},
 	}
 }
@@ -219,7 +210,6 @@ func (t Tenant) identifiers() map[string][]string {
 	ids := map[string][]string{
 		"subnet": {t.Subnet.String()}, "zone": {t.Zone}, "vrf_vxlan": {fmt.Sprint(t.VRFVXLAN)},
 		"dns_zone": {t.DNSZone, t.ReverseZone}, "pool": {t.Pool}, "user": {t.User}, "tsig": {t.TSIGKey},
-		"storage": {t.Storage}, "thinpool": {t.ThinPool},
 	}
 	for _, v := range t.VNets {
 		ids["vnet"] = append(ids["vnet"], v.ID)
