@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/deevnet/tenant/internal/jsonval"
+	"github.com/deevnet/tenant/internal/pveprop"
 )
 
 // Guest is what one VM takes of an envelope, as its configuration says: vCPUs (sockets x cores,
@@ -67,17 +67,7 @@ func GuestFromConfig(cfg map[string]any, running bool) (Guest, error) {
 
 // memoryMiB reads PVE 9's memory property string: "[current=]<MiB>[,...]".
 func memoryMiB(prop string) (int, error) {
-	value := prop
-	for _, part := range strings.Split(prop, ",") {
-		if k, v, ok := strings.Cut(part, "="); ok {
-			if k == "current" {
-				value = v
-			}
-		} else {
-			value = part
-		}
-	}
-	n, err := strconv.Atoi(value)
+	n, err := pveprop.ParseMemory(prop)
 	if err != nil || n < 1 {
 		return 0, fmt.Errorf("config memory %q has no whole number of MiB", prop)
 	}
@@ -87,38 +77,16 @@ func memoryMiB(prop string) (int, error) {
 // diskBytes is a drive's size= in bytes; a CD-ROM (media=cdrom, the cloud-init drive among them)
 // and "none" take nothing.
 func diskBytes(drive string) (int64, error) {
-	size := ""
-	for _, part := range strings.Split(drive, ",") {
-		k, v, _ := strings.Cut(part, "=")
-		switch {
-		case k == "media" && v == "cdrom":
-			return 0, nil
-		case k == "size":
-			size = v
-		}
-	}
-	if size == "" {
+	p := pveprop.ParseProps(drive)
+	size, ok := p["size"]
+	if p["media"] == "cdrom" || !ok {
 		return 0, nil
 	}
-	return parseSize(size)
-}
-
-// parseSize reads qemu-server's disk size format: a number with an optional K, M, G or T suffix
-// (bytes without one), as PVE::JSONSchema parse_size does.
-func parseSize(s string) (int64, error) {
-	mult := map[byte]int64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40}
-	unit := int64(1)
-	num := s
-	if n := len(s); n > 0 {
-		if m, ok := mult[s[n-1]]; ok {
-			unit, num = m, s[:n-1]
-		}
+	n, err := pveprop.ParseSize(size)
+	if err != nil {
+		return 0, fmt.Errorf("size %q is not a size", size)
 	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("size %q is not a size", s)
-	}
-	return int64(v * float64(unit)), nil
+	return n, nil
 }
 
 // Use is what a tenant's VMs take, configured (all of them) and running.

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/deevnet/tenant/internal/pveprop"
 )
 
 // EncodeSSHKeys percent-encodes keys the way PVE's "urlencoded" format wants: every byte
@@ -102,22 +104,9 @@ func splitList(s string) []string {
 // semicolons) into a list, order kept.
 func NormalizeAddressList(s string) []string { return splitList(s) }
 
-var sizeRE = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*([KMGT]?)$`)
-
-// ParseSize reads a PVE size ("32G", "512M", "2048K", "10737418240") into bytes.
-// A bare number is bytes for disks, as PVE writes them in volume strings.
-func ParseSize(s string) (int64, error) {
-	m := sizeRE.FindStringSubmatch(strings.ToUpper(strings.TrimSpace(s)))
-	if m == nil {
-		return 0, fmt.Errorf("size %q: want a number with an optional K, M, G or T suffix", s)
-	}
-	f, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		return 0, fmt.Errorf("size %q: %w", s, err)
-	}
-	mult := map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m[2]]
-	return int64(f * mult), nil
-}
+// ParseSize reads a PVE size ("32G", "512M", "2048K", "10737418240") into bytes
+// (internal/pveprop).
+func ParseSize(s string) (int64, error) { return pveprop.ParseSize(s) }
 
 // FormatSize writes bytes the way PVE accepts them in resize: the largest exact unit.
 func FormatSize(b int64) string {
@@ -132,19 +121,9 @@ func FormatSize(b int64) string {
 	return strconv.FormatInt(b, 10)
 }
 
-// ParseMemory reads PVE 9's memory property string ("[current=]<MiB>") into MiB.
-func ParseMemory(s string) (int, error) {
-	p := ParseProps(s)
-	v, ok := p["current"]
-	if !ok {
-		v = p[""]
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("memory %q: not a number of MiB", s)
-	}
-	return n, nil
-}
+// ParseMemory reads PVE 9's memory property string ("[current=]<MiB>") into MiB
+// (internal/pveprop).
+func ParseMemory(s string) (int, error) { return pveprop.ParseMemory(s) }
 
 // DiskVolume is one disk line of a VM config, e.g. "local-lvm:vm-10101-disk-0,size=2G".
 type DiskVolume struct {

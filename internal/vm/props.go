@@ -1,56 +1,16 @@
 package vm
 
 import (
-	"sort"
 	"strings"
+
+	"github.com/deevnet/tenant/internal/pveprop"
 )
 
-// Props is a parsed PVE property string such as "virtio=BC:24:11:AA:BB:CC,bridge=tn01v0".
-// A bare value (no "=") is stored under the empty key, PVE's "default key".
-type Props map[string]string
+// Props is a parsed PVE property string (internal/pveprop).
+type Props = pveprop.Props
 
-// ParseProps splits a PVE property string. It does not know the schema, so the caller decides
-// what the default key means (for net0 a bare "virtio" is the model, for memory a number).
-func ParseProps(s string) Props {
-	p := Props{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(part, "=")
-		if !ok {
-			p[""] = k
-			continue
-		}
-		p[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	return p
-}
-
-// Format renders props with the given leading keys first, in order, then the rest sorted,
-// the way PVE writes them back (net0: "<model>=<mac>,bridge=...,<rest sorted>").
-func (p Props) Format(lead ...string) string {
-	var out []string
-	seen := map[string]bool{}
-	for _, k := range lead {
-		if v, ok := p[k]; ok {
-			out = append(out, k+"="+v)
-			seen[k] = true
-		}
-	}
-	rest := make([]string, 0, len(p))
-	for k := range p {
-		if !seen[k] && k != "" {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	for _, k := range rest {
-		out = append(out, k+"="+p[k])
-	}
-	return strings.Join(out, ",")
-}
+// ParseProps splits a PVE property string (internal/pveprop).
+func ParseProps(s string) Props { return pveprop.ParseProps(s) }
 
 // NIC is the part of a netN value the module owns, plus the MAC it must keep.
 type NIC struct {

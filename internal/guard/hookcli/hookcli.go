@@ -107,12 +107,18 @@ func state(o options) (guard.File, []guard.Resource, error) {
 	return f, res, nil
 }
 
-func preStart(o options, arg string) error {
+// vmState reads a phase's vmid argument, then the envelope file and the cluster's guests.
+func vmState(o options, arg string) (int, guard.File, []guard.Resource, error) {
 	id, err := vmid(arg)
 	if err != nil {
-		return err
+		return 0, guard.File{}, nil, err
 	}
 	f, res, err := state(o)
+	return id, f, res, err
+}
+
+func preStart(o options, arg string) error {
+	id, f, res, err := vmState(o, arg)
 	if err != nil {
 		return err
 	}
@@ -129,11 +135,7 @@ func preStart(o options, arg string) error {
 }
 
 func place(o options, arg string) error {
-	id, err := vmid(arg)
-	if err != nil {
-		return err
-	}
-	f, res, err := state(o)
+	id, f, res, err := vmState(o, arg)
 	if err != nil {
 		return err
 	}
