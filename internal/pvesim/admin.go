@@ -29,6 +29,10 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(content))
 		return
 	}
+	if node, ok := strings.CutPrefix(r.URL.Path, "/_sim/disks/"); ok && r.Method == http.MethodPost {
+		s.serveDisks(w, r, node, reply) // a node's volume groups, thin pools, file systems (storagecap.go)
+		return
+	}
 	if rest, ok := strings.CutPrefix(r.URL.Path, "/_sim/nodes/"); ok && r.Method == http.MethodPost {
 		s.serveNodeState(w, r, rest, reply)
 		return

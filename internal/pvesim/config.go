@@ -61,14 +61,23 @@ type NodeConfig struct {
 	Network []IfaceConfig `yaml:"network"`
 }
 
-// StorageConfig is one storage; Content lists e.g. images, rootdir, iso.
+// StorageConfig is one storage of storage.cfg; Content lists e.g. images, rootdir, iso.
 type StorageConfig struct {
-	ID      string   `yaml:"id"`
-	Type    string   `yaml:"type"`
-	Content []string `yaml:"content"`
-	Shared  bool     `yaml:"shared"`
+	ID      string   `yaml:"id" json:"id"`
+	Type    string   `yaml:"type" json:"type"`
+	Content []string `yaml:"content" json:"content"`
+	Shared  bool     `yaml:"shared" json:"shared"`
 	// Clone marks storages that support linked clones (lvmthin, zfs, qcow2 dirs).
-	Clone bool `yaml:"clone"`
+	Clone bool `yaml:"clone" json:"clone"`
+	// Nodes limits the storage to these nodes (storage.cfg "nodes"); empty is every node.
+	Nodes    []string `yaml:"nodes" json:"nodes,omitempty"`
+	Disable  bool     `yaml:"disable" json:"disable,omitempty"`
+	VGName   string   `yaml:"vgname" json:"vgname,omitempty"`
+	ThinPool string   `yaml:"thinpool" json:"thinpool,omitempty"`
+	Path     string   `yaml:"path" json:"path,omitempty"`
+	// Size is what each node's backing holds at start (the thin pool, the volume group or the
+	// directory's file system), in bytes; 0 is 1 TiB. POST /_sim/disks/{node} changes it.
+	Size int64 `yaml:"size" json:"-"`
 }
 
 // TemplateConfig is a VM (usually a template) present at start.
@@ -99,8 +108,8 @@ func DefaultConfig() Config {
 			{Iface: "vmbr0.51", Type: "vlan", CIDR: "10.20.51.2/24"},
 		}}},
 		Storages: []StorageConfig{
-			{ID: "local", Type: "dir", Content: []string{"iso", "vztmpl", "backup", "snippets"}},
-			{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Clone: true},
+			{ID: "local", Type: "dir", Content: []string{"iso", "vztmpl", "backup", "snippets"}, Path: "/var/lib/vz"},
+			{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Clone: true, VGName: "pve", ThinPool: "data"},
 		},
 		Templates: []TemplateConfig{{
 			VMID: 9000, Node: "dv02hyp002p02", Name: "debian-12-genericcloud", Template: true,

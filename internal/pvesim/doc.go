@@ -31,9 +31,13 @@
 // options before the failing one, pvesim then writes none. Migration is served
 // (vmmigrate.go): migrate_vm's refusals, the task's (local devices, an offline
 // target, local volumes that cannot move: "migration aborted"), else the VM
-// moves node. Storage creation is not carried out, but its schema permission
-// is checked first, as PVE's HTTP server does (403 for a tenant, 501 for an
-// allowed caller). Not
+// moves node. Storages (storage.go, storagecap.go): root's POST/PUT/DELETE
+// /storage with the section checks of dir, lvmthin and lvm (other types are kept
+// unchecked), each node's backing (volume groups, thin pools, file systems; set
+// by POST /_sim/disks/{node}), status per node, and the allocation of create,
+// clone and resize refused as pve-storage and lvm2 refuse it (a new thin volume in
+// a pool out of data space; thick extents the group lacks). A thin pool's used
+// data is what POST /_sim/disks sets: pvesim writes no data. Not
 // served, so not checked: restore (archive: 501), snapshots, move disk, tags'
 // registered-tags (datacenter.cfg), hookscript's own volume check at set, custom CPU
 // models (check_cpu_model_access).
@@ -62,7 +66,8 @@
 //	               {iface: vmbr0.50, type: vlan, cidr: 10.20.50.2/24}]}
 //	  - {name: dv02hyp003p02, maxcpu: 16, maxmem: 68719476736, bridges: [vmbr0]}  # bridges: default those of network; a VM starts only on these or a running VNet
 //	storages:
-//	  - {id: local-lvm, type: lvmthin, content: [images, rootdir], clone: true}
+//	  - {id: local-lvm, type: lvmthin, content: [images, rootdir], clone: true,
+//	     vgname: pve, thinpool: data, size: 1099511627776}  # size: each node's pool (default 1 TiB)
 //	templates:
 //	  - {vmid: 9000, name: debian-12-genericcloud, template: true,
 //	     config: {cores: "2", memory: "2048", scsi0: "local-lvm:base-9000-disk-0,size=3G"}}  # no NIC (ADR-0013)

@@ -102,7 +102,7 @@ func (s *Server) resources(r *reqCtx) (any, error) {
 			if off := s.st.offline(vm.Node); off == nil || off.rrdFresh() {
 				// the guest's RRD entry: gone five minutes after its node left (extract_vm_stats)
 				o["name"], o["status"], o["template"] = vm.Config["name"], vm.Status, boolInt(vm.Template)
-				o["maxcpu"], o["maxmem"] = atoiSafe(vm.Config["cores"]), int64(atoiSafe(vm.Config["memory"]))<<20
+				o["maxcpu"], o["maxmem"], o["maxdisk"] = vmMaxCPU(vm.Config), vmMaxMem(vm.Config), vmMaxDisk(vm.Config)
 			}
 			if vm.Pool != "" {
 				o["pool"] = vm.Pool
@@ -128,8 +128,18 @@ func (s *Server) resources(r *reqCtx) (any, error) {
 			for _, sid := range sortedKeys(s.st.Storages) {
 				if s.st.has(r.who, "/storage/"+sid, []string{"Datastore.Audit", "Datastore.AllocateSpace"}, true) {
 					st := s.st.Storages[sid]
+					if !st.onNode(n.Name) {
+						continue
+					}
+					// the node's status broadcast: disk/maxdisk are the storage's used/total
+					total, used, _, active := s.storageStatus(st, n.Name)
+					status := "available"
+					if !active || st.Disable {
+						status, total, used = "unknown", 0, 0
+					}
 					out = append(out, map[string]any{"id": "storage/" + n.Name + "/" + sid, "type": "storage", "storage": sid,
-						"node": n.Name, "status": "available", "plugintype": st.Type, "content": strings.Join(st.Content, ","), "shared": boolInt(st.Shared)})
+						"node": n.Name, "status": status, "plugintype": st.Type, "content": strings.Join(st.Content, ","), "shared": boolInt(st.Shared),
+						"disk": used, "maxdisk": total})
 				}
 			}
 		}

@@ -16,7 +16,7 @@ func (s *Server) routes() routes {
 		s.clusterRoutes(), s.quorumRoutes(), s.nodeNetworkRoutes(), s.taskRoutes(),
 		s.sdnRoutes(), s.applyRoutes(), s.zoneRoutes(), s.vnetRoutes(), s.subnetRoutes(), s.controllerRoutes(),
 		s.pluginRoutes(), s.fabricRoutes(), s.nodeSDNRoutes(),
-		s.vmRoutes(),
+		s.vmRoutes(), s.storageRoutes(),
 		s.poolRoutes(), s.userRoutes(), s.tokenRoutes(), s.roleRoutes(), s.aclRoutes(),
 	} {
 		all.add(part)

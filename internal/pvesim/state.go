@@ -3,7 +3,9 @@ package pvesim
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -21,6 +23,8 @@ type state struct {
 	Tasks    map[string]*Task         `json:"tasks"`
 	TaskSeq  []string                 `json:"task_seq"`
 	NextPID  int                      `json:"next_pid"`
+	// Disks are each node's volume groups, thin pools and file systems (storagecap.go).
+	Disks map[string]*nodeDisks `json:"disks,omitempty"`
 	// Offline are the members out of the membership (nodestate.go).
 	Offline map[string]*offlineNode `json:"offline,omitempty"`
 	// QDeviceDown: the QDevice's host (corosync-qnetd) is down (quorum.go).
@@ -105,6 +109,7 @@ func newState(cfg Config, rootSecret string) *state {
 	for _, s := range cfg.Storages {
 		st.Storages[s.ID] = s
 	}
+	st.seedDisks(cfg.Storages)
 	for _, t := range cfg.Templates {
 		c := map[string]string{}
 		for k, v := range t.Config {
@@ -158,6 +163,9 @@ func loadState(path string) (*state, error) {
 	}
 	if st.SDN == nil {
 		st.SDN = newSDNState()
+	}
+	if st.Disks == nil { // a state file from before disks: each storage's default backing
+		st.seedDisks(slices.Collect(maps.Values(st.Storages)))
 	}
 	for _, nf := range st.SDN.NodeFiles {
 		if nf.Reload == "running" { // the reload died with the old process

@@ -144,12 +144,19 @@ func (s *Server) vmCreate(r *reqCtx) (any, error) {
 	if err := s.storeDrives(tmp, set); err != nil {
 		return nil, err
 	}
-	if err := s.allocDisks(r, vmid, set); err != nil {
+	vols, err := s.allocDisks(r, vmid, set)
+	if err != nil {
 		return nil, err
 	}
+	// the worker's vdisk_alloc: a refusal fails the task, the VM is not made (create_vm's $emsg)
+	allocErr := s.allocVolumes(node, vols)
 	tmp.Config, tmp.Lock = set, "create"
 	s.st.VMs[vmid] = tmp
 	t := s.startTask(r, node, "qmcreate", strconv.Itoa(vmid), func() error {
+		if allocErr != nil {
+			delete(s.st.VMs, vmid)
+			return fmt.Errorf("unable to create VM %d - %w", vmid, allocErr)
+		}
 		tmp.Lock, tmp.Pool = "", pool
 		return nil
 	})

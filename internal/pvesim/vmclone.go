@@ -32,9 +32,17 @@ func (s *Server) vmClone(r *reqCtx, src *VM) (any, error) {
 	if tgt := r.params.Str("target"); tgt != "" {
 		node = tgt
 	}
-	vm := &VM{VMID: newid, Node: node, Status: "stopped", Config: s.cloneConfig(r, src, newid, full), Lock: "clone"}
+	conf := s.cloneConfig(r, src, newid, full)
+	// the worker's clone_disk: vdisk_alloc (full) or the storage's clone_image (linked), on the
+	// source's node; a refusal fails the task and the copy goes (clone_vm's "clone failed")
+	allocErr := s.allocVolumes(src.Node, cloneVolumes(conf))
+	vm := &VM{VMID: newid, Node: node, Status: "stopped", Config: conf, Lock: "clone"}
 	s.st.VMs[newid] = vm
 	t := s.startTask(r, src.Node, "qmclone", strconv.Itoa(src.VMID), func() error {
+		if allocErr != nil {
+			delete(s.st.VMs, newid)
+			return fmt.Errorf("clone failed: %w", allocErr)
+		}
 		vm.Lock = ""
 		vm.Pool = pool
 		return nil
@@ -153,4 +161,30 @@ func firstNonEmpty(a ...string) string {
 		}
 	}
 	return ""
+}
+
+// cloneVolumes are the volumes a clone allocates: each disk of the copy, sized as the source's;
+// a linked copy's disk is a thin snapshot of the source's base volume.
+func cloneVolumes(conf map[string]string) []newVolume {
+	var vols []newVolume
+	for _, k := range sortedKeys(conf) {
+		if !diskKeyRe.MatchString(k) || strings.Contains(conf[k], "media=cdrom") && !strings.Contains(conf[k], "cloudinit") {
+			continue
+		}
+		volid, f := driveFile(conf[k])
+		sid, name, ok := strings.Cut(volid, ":")
+		if !ok {
+			continue
+		}
+		_, size := parseSize(f["size"])
+		v := newVolume{sid: sid, name: name, size: max(int64(size), 0)}
+		if base, own, linked := strings.Cut(name, "/"); linked {
+			v.name, v.linked, v.base = own, true, base
+		}
+		if strings.Contains(name, "cloudinit") {
+			v.size = cloudinitSize
+		}
+		vols = append(vols, v)
+	}
+	return vols
 }

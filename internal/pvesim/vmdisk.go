@@ -15,9 +15,10 @@ var newDiskRe = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9._-]*[a-zA-Z0-9]):(\d+(?
 
 // allocDisks turns the disks to allocate in the config set of new VM vmid into its volumes,
 // vm-<vmid>-disk-<n>, after their storage's checks: it exists, holds images, and lets a non-root
-// caller allocate space.
-func (s *Server) allocDisks(r *reqCtx, vmid int, set map[string]string) error {
+// caller allocate space. It returns the volumes, for the create's task to allocate.
+func (s *Server) allocDisks(r *reqCtx, vmid int, set map[string]string) ([]newVolume, error) {
 	n := 0
+	var vols []newVolume
 	for _, k := range sortedKeys(set) {
 		if !diskKeyRe.MatchString(k) {
 			continue
@@ -28,26 +29,27 @@ func (s *Server) allocDisks(r *reqCtx, vmid int, set map[string]string) error {
 		}
 		st, ok := s.st.Storages[m[1]]
 		if !ok {
-			return plainErr("storage '%s' does not exist", m[1])
+			return nil, plainErr("storage '%s' does not exist", m[1])
 		}
 		if !slices.Contains(st.Content, "images") {
-			return paramErr(map[string]string{k: fmt.Sprintf("storage '%s' does not support vm images", m[1])})
+			return nil, paramErr(map[string]string{k: fmt.Sprintf("storage '%s' does not support vm images", m[1])})
 		}
 		if !r.who.isRoot() {
 			if err := s.st.check(r.who, "/storage/"+m[1], []string{"Datastore.AllocateSpace"}, false); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		d, err := s.parseDrive(k, set[k])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		gib, _ := strconv.ParseFloat(m[2], 64)
 		d["file"], d["size"] = fmt.Sprintf("%s:vm-%d-disk-%d", m[1], vmid, n), fmtSize(gib*(1<<30))
 		set[k] = printDrive(d)
+		vols = append(vols, newVolume{sid: m[1], name: fmt.Sprintf("vm-%d-disk-%d", vmid, n), size: int64(gib * (1 << 30))})
 		n++
 	}
-	return nil
+	return vols, nil
 }
 
 func (s *Server) vmResize(r *reqCtx, vm *VM) (any, error) {
@@ -83,7 +85,13 @@ func (s *Server) vmResize(r *reqCtx, vm *VM) (any, error) {
 	if newSize < cur {
 		return nil, plainErr("shrinking disks is not supported")
 	}
+	volid, _ := driveFile(v)
+	sid, name, _ := strings.Cut(volid, ":")
+	growErr := s.growVolume(vm.Node, sid, name, int64(newSize-cur))
 	apply := func() error {
+		if growErr != nil { // the worker's volume_resize dies; the config keeps its size
+			return growErr
+		}
 		parts := strings.Split(vm.Config[disk], ",")
 		out := []string{parts[0]}
 		done := false
