@@ -38,6 +38,10 @@ type Desired struct {
 	Privsep           bool
 	Roles             []Role // custom roles the grants name, created before them
 	Grants            []Grant
+	// StorageID and ThinPool are the tenant's storage ids (ADR-0002); Storage is set when
+	// onboarding registers it (ADR-0014), else the storage is left as it is.
+	StorageID, ThinPool string
+	Storage             *storageWant
 }
 
 // FullTokenID is the token principal as PVE names it in ACLs and auth headers.
@@ -55,6 +59,7 @@ type Observed struct {
 	UserACL      map[string]Grant // by Grant.key()
 	TokenACL     map[string]Grant
 	Roles        map[string][]string // every role's privileges, sorted
+	Storage      storageObserved     // the tenant's own storage
 }
 
 // desired derives the access objects from the plan (ADR-0002) and the shared clone sources.
@@ -87,6 +92,7 @@ func desired(t plan.Tenant, index, template int, storages, bridges []string, pri
 	}
 	sortGrants(g)
 	return Desired{
+		StorageID: t.Storage, ThinPool: t.ThinPool,
 		Pool: t.Pool, PoolComment: comment,
 		User: t.User, UserComment: comment,
 		TokenID: t.TokenID, Privsep: privsep,
@@ -152,6 +158,11 @@ func (a Access) Observe(ctx context.Context, d Desired) (Observed, error) {
 	if o.Roles, err = a.readRoles(ctx); err != nil {
 		return o, err
 	}
+	if d.StorageID != "" {
+		if o.Storage, err = a.readStorage(ctx, d.StorageID); err != nil {
+			return o, err
+		}
+	}
 
 	var acl []struct {
 		Path      string    `json:"path"`
@@ -195,7 +206,11 @@ type Op struct {
 // PlanPresent lists the writes that bring o to d, in dependency order: pool and user before the
 // token, principals before their ACLs.
 func PlanPresent(d Desired, o Observed, regenerate bool) []Op {
-	ops := roleOps(d.Roles, o.Roles)
+	var ops []Op
+	if d.Storage != nil { // the storage before the grant on it
+		ops = storageOps(*d.Storage, o.Storage)
+	}
+	ops = append(ops, roleOps(d.Roles, o.Roles)...)
 	if !o.PoolExists {
 		ops = append(ops, Op{Describe: "create pool " + d.Pool, Method: "POST", Path: "/pools",
 			Body: map[string]any{"poolid": d.Pool, "comment": d.PoolComment}})
@@ -291,6 +306,10 @@ func PlanAbsent(d Desired, o Observed) ([]Op, error) {
 	if o.UserExists {
 		ops = append(ops, Op{Describe: "delete user " + d.User, Method: "DELETE", Path: "/access/users/" + url.PathEscape(d.User)})
 	}
+	if o.Storage.ours(d.StorageID, d.ThinPool) {
+		// the registration only: the thin pool and any volume left in it stay on the nodes
+		ops = append(ops, Op{Describe: "delete storage " + d.StorageID, Method: "DELETE", Path: "/storage/" + url.PathEscape(d.StorageID)})
+	}
 	if o.PoolExists {
 		ops = append(ops, Op{Describe: "delete pool " + d.Pool, Method: "DELETE", Path: "/pools",
 			Query: url.Values{"poolid": {d.Pool}}})
@@ -335,18 +354,30 @@ func (a Access) Apply(ctx context.Context, ops []Op) (secret string, done int, e
 	return secret, done, nil
 }
 
-// view is the diff/return shape of the access objects: names, flags and grants, never a secret.
-func view(d Desired, o *Observed) map[string]any {
-	if o == nil { // the desired state
-		return map[string]any{
+// view is the diff/return shape of the access objects: names, flags and grants, never a secret;
+// want is the desired state (o still gives the storage the module leaves as it is).
+func view(d Desired, o *Observed, want bool) map[string]any {
+	if want {
+		v := map[string]any{
 			"pool":  map[string]any{"id": d.Pool, "comment": d.PoolComment},
 			"user":  map[string]any{"id": d.User, "comment": d.UserComment},
 			"token": map[string]any{"id": d.FullTokenID(), "privsep": d.Privsep},
 			"acl":   grantsView(d.Grants, d.Grants),
 			"roles": d.Roles,
 		}
+		if d.Storage != nil {
+			w := d.Storage.spec()
+			delete(w, "storage")
+			v["storage"] = w
+		} else if sv := storageView(o.Storage); sv != nil {
+			v["storage"] = sv
+		}
+		return v
 	}
 	v := map[string]any{}
+	if sv := storageView(o.Storage); sv != nil {
+		v["storage"] = sv
+	}
 	var roles []Role
 	for _, r := range d.Roles {
 		if privs, ok := o.Roles[r.ID]; ok {

@@ -14,13 +14,14 @@ import (
 type Options struct {
 	pve.Connection
 	plan.TenantOptions
-	State           string   `opt:"state"`
-	Template        int      `opt:"template"`
-	Storages        []string `opt:"storages"`
-	Bridges         []string `opt:"bridges"`
-	Privsep         bool     `opt:"privsep"`
-	RegenerateToken bool     `opt:"regenerate_token"`
-	Adopt           bool     `opt:"adopt"`
+	State           string         `opt:"state"`
+	TenantStorage   *TenantStorage `opt:"tenant_storage"`
+	Template        int            `opt:"template"`
+	Storages        []string       `opt:"storages"`
+	Bridges         []string       `opt:"bridges"`
+	Privsep         bool           `opt:"privsep"`
+	RegenerateToken bool           `opt:"regenerate_token"`
+	Adopt           bool           `opt:"adopt"`
 }
 
 // Module is pve_tenant_access: plugins/modules/pve_tenant_access.py documents it.
@@ -38,6 +39,10 @@ func spec() module.Spec {
 			"privsep":          {Type: module.TypeBool, Default: true},
 			"regenerate_token": {Type: module.TypeBool, Default: false},
 			"adopt":            {Type: module.TypeBool, Default: false},
+			"tenant_storage": {Type: module.TypeDict, Options: map[string]*module.Option{
+				"vgname": {Type: module.TypeStr, Default: "pve"},
+				"nodes":  {Type: module.TypeList, Elements: module.TypeStr, Required: true},
+			}},
 		})),
 		SupportsCheckMode: true,
 	}
@@ -63,6 +68,12 @@ func handle(m *module.Module, opts *Options) (module.Result, error) {
 		return module.Result{}, err
 	}
 	d := desired(t, index, tg.Template, tg.Storages, tg.Bridges, opts.Privsep)
+	if ts := opts.TenantStorage; ts != nil && opts.State == "present" {
+		// its own storage, the one grant on storage beside storages (ADR-0014 decision 2)
+		d.Storage = wantStorage(t, *ts)
+		d.Grants = append(d.Grants, storageGrant(t, tg.Template))
+		sortGrants(d.Grants)
+	}
 
 	c, err := opts.Client(m)
 	if err != nil {
@@ -129,7 +140,7 @@ func (a Access) plan(ctx context.Context, d Desired, t plan.Tenant, tg Targets, 
 	if err != nil {
 		return planned{}, err
 	}
-	p := planned{before: view(d, &o)}
+	p := planned{before: view(d, &o, false)}
 	if opts.State == "absent" {
 		// The custom role is shared by every tenant: it stays.
 		p.after = map[string]any{"acl": map[string]any{"user": []Grant{}, "token": []Grant{}}, "roles": p.before["roles"]}
@@ -139,7 +150,12 @@ func (a Access) plan(ctx context.Context, d Desired, t plan.Tenant, tg Targets, 
 	if err := a.CheckPresent(ctx, t, opts.Index, tg); err != nil {
 		return planned{}, err
 	}
-	p.after = view(d, nil)
+	if d.Storage != nil {
+		if err := a.checkStorage(ctx, *d.Storage, o.Storage); err != nil {
+			return planned{}, err
+		}
+	}
+	p.after = view(d, &o, true)
 	p.ops = PlanPresent(d, o, opts.RegenerateToken)
 	return p, nil
 }

@@ -28,6 +28,9 @@ var (
 	fmtNode         = format{"pve-node", regexp.MustCompile(`^(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)$`), 1, 63}
 	fmtTenantName   = format{"tenant name", regexp.MustCompile(`^[a-z][a-z0-9-]*[a-z0-9]$`), 2, 20}
 	fmtTSIGKeyName  = fmtDNSName
+	fmtStorageID    = format{"pve-storage-id", regexp.MustCompile(`(?i)^[a-z][a-z0-9._-]*[a-z0-9]$`), 2, 0}
+	// pve-storage-vgname (pve-storage Plugin.pm verify_vgname), also the thinpool's format
+	fmtVGName = format{"pve-storage-vgname", regexp.MustCompile(`^[a-zA-Z0-9.+_][a-zA-Z0-9.+_-]*$`), 1, 0}
 )
 
 func checkFormat(f format, v string) error {

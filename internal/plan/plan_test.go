@@ -19,6 +19,7 @@ func TestSeedNumbersForTdemo(t *testing.T) {
 		"reverse": tn.ReverseZone, "dns zone": tn.DNSZone, "zone": tn.Zone, "vrf": tn.VRFDevice,
 		"vrf-vxlan": fmt.Sprint(tn.VRFVXLAN), "vnet": tn.VNets[0].ID, "vnet tag": fmt.Sprint(tn.VNets[0].Tag),
 		"subnet id": tn.VNets[0].SubnetID, "pool": tn.Pool, "token": tn.FullTokenID(), "tsig": tn.TSIGKey,
+		"storage": tn.Storage, "thinpool": tn.ThinPool,
 	}
 	want := map[string]string{
 		"subnet": "10.20.129.0/24", "gateway": "10.20.129.1", "vm name": "tdemo-1",
@@ -26,6 +27,7 @@ func TestSeedNumbersForTdemo(t *testing.T) {
 		"reverse": "129.20.10.in-addr.arpa", "dns zone": "tdemo.mobile.deevnet.net", "zone": "tn01", "vrf": "vrf_tn01",
 		"vrf-vxlan": "10001", "vnet": "tn01v0", "vnet tag": "20016",
 		"subnet id": "tn01-10.20.129.0-24", "pool": "tenant-tdemo", "token": "tenant-tdemo@pve!iac", "tsig": "tenant-tdemo",
+		"storage": "tenant-tdemo", "thinpool": "tenant-tdemo",
 	}
 	for k, w := range want {
 		if got[k] != w {

@@ -53,7 +53,11 @@ type Tenant struct {
 	TokenID     string // the token's name; its full id is User + "!" + TokenID
 	TSIGKey     string
 	OwnerTag    string // the PVE tag marking objects the tenant owns
-	VMs         []VM
+	// Storage is the tenant's own storage id, an lvmthin storage on ThinPool, the tenant's thin
+	// pool in each node's volume group (ADR-0014 decision 2).
+	Storage  string
+	ThinPool string
+	VMs      []VM
 }
 
 // FullTokenID is the API token id as PVE spells it: user@realm!name.
@@ -98,6 +102,8 @@ func (s Site) Tenant(name string, index, vms, vnets int) (Tenant, error) {
 		TokenID:     "iac",
 		TSIGKey:     "tenant-" + name,
 		OwnerTag:    "tenant-" + name,
+		Storage:     "tenant-" + name,
+		ThinPool:    "tenant-" + name,
 	}
 	bits := 24
 	for n := vnets; n > 1; n >>= 1 {
@@ -150,6 +156,8 @@ func (t Tenant) checkIDs() error {
 		{"user", fmtUserID, t.User},
 		{"token", fmtTokenID, t.FullTokenID()},
 		{"tsig_key", fmtTSIGKeyName, t.TSIGKey},
+		{"storage", fmtStorageID, t.Storage},
+		{"thinpool", fmtVGName, t.ThinPool},
 	}
 	for _, v := range t.VNets {
 		checks = append(checks, struct {
@@ -201,6 +209,7 @@ func (t Tenant) Map() map[string]any {
 		"zone": t.Zone, "vrf_device": t.VRFDevice, "vrf_vxlan": t.VRFVXLAN, "vnets": vnets,
 		"dns_zone": t.DNSZone, "reverse_zone": t.ReverseZone, "pool": t.Pool, "user": t.User,
 		"token_id": t.TokenID, "token": t.FullTokenID(), "tsig_key": t.TSIGKey, "owner_tag": t.OwnerTag, "vms": vms,
+		"storage": t.Storage, "thinpool": t.ThinPool,
 		"vmid_range": []any{first, last},
 	}
 }
@@ -210,6 +219,7 @@ func (t Tenant) identifiers() map[string][]string {
 	ids := map[string][]string{
 		"subnet": {t.Subnet.String()}, "zone": {t.Zone}, "vrf_vxlan": {fmt.Sprint(t.VRFVXLAN)},
 		"dns_zone": {t.DNSZone, t.ReverseZone}, "pool": {t.Pool}, "user": {t.User}, "tsig": {t.TSIGKey},
+		"storage": {t.Storage}, "thinpool": {t.ThinPool},
 	}
 	for _, v := range t.VNets {
 		ids["vnet"] = append(ids["vnet"], v.ID)

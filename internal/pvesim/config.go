@@ -26,8 +26,11 @@ type Config struct {
 	Nodes         []NodeConfig     `yaml:"nodes"`
 	Storages      []StorageConfig  `yaml:"storages"`
 	Templates     []TemplateConfig `yaml:"templates"`
-	RootSecret    string           `yaml:"root_secret"` // secret of root@pam!sim; random when empty
-	MACPrefix     string           `yaml:"mac_prefix"`  // datacenter MAC prefix, default BC:24:11
+	// Disks are thin pools (and volume groups) every node has beside the storages' own
+	// backing, as the hypervisor play makes them (a tenant's pool before onboarding registers it).
+	Disks      []DiskConfig `yaml:"disks"`
+	RootSecret string       `yaml:"root_secret"` // secret of root@pam!sim; random when empty
+	MACPrefix  string       `yaml:"mac_prefix"`  // datacenter MAC prefix, default BC:24:11
 	// RenderDir receives each node's files after every SDN apply:
 	// <dir>/<node>/etc/network/interfaces.d/sdn, etc/frr/frr.conf, etc/frr/daemons.pve.
 	RenderDir string `yaml:"render_dir"`
@@ -78,6 +81,15 @@ type StorageConfig struct {
 	// Size is what each node's backing holds at start (the thin pool, the volume group or the
 	// directory's file system), in bytes; 0 is 1 TiB. POST /_sim/disks/{node} changes it.
 	Size int64 `yaml:"size" json:"-"`
+}
+
+// DiskConfig is one volume group, or a thin pool in it, on every node (POST /_sim/disks/{node}
+// changes it on one).
+type DiskConfig struct {
+	VG       string `yaml:"vg"`
+	VGSize   int64  `yaml:"vg_size"`
+	ThinPool string `yaml:"thinpool"`
+	Size     int64  `yaml:"size"`
 }
 
 // TemplateConfig is a VM (usually a template) present at start.

@@ -21,7 +21,7 @@ func i64(v int64) *int64 { return &v }
 // thinPool gives node a thin pool pve/<pool> of size bytes with used written.
 func thinPool(t *testing.T, s *Server, node, pool string, size, used int64) {
 	t.Helper()
-	if err := s.SetDisks(node, diskRequest{VG: "pve", ThinPool: pool, Size: i64(size), Used: i64(used)}); err != nil {
+	if err := s.SetDisks(node, DiskRequest{VG: "pve", ThinPool: pool, Size: i64(size), Used: i64(used)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -147,8 +147,8 @@ func TestConformanceStorageCapacity(t *testing.T) {
 		t.Fatal("a refused create left VM 301")
 	}
 	clone := "/nodes/" + node + "/qemu/9000/clone"
-	if _, exit := c.task("POST", clone, vals("newid", "302", "full", "1", "storage", "tdemo-disk")); exit != "clone failed: lvcreate 'pve/vm-302-disk-0' error: "+full {
-		t.Fatalf("full clone onto a full pool (Qemu.pm clone_vm): %q", exit)
+	if _, exit := c.task("POST", clone, vals("newid", "302", "full", "1", "storage", "tdemo-disk")); exit != "clone failed: lvcreate 'pve/vm-302-cloudinit' error: "+full {
+		t.Fatalf("full clone onto a full pool (Qemu.pm clone_vm: sort keys %%$drives, ide2 first): %q", exit)
 	}
 	if s.st.VMs[302] != nil {
 		t.Fatal("a refused clone left VM 302")
@@ -183,7 +183,7 @@ func TestConformanceStorageCapacity(t *testing.T) {
 	}
 
 	// LVM thick: a 10 GiB group holds 8 GiB, refuses 4 more, at create and at resize
-	if err := s.SetDisks(node, diskRequest{VG: "thick", VGSize: i64(10 * gib)}); err != nil {
+	if err := s.SetDisks(node, DiskRequest{VG: "thick", VGSize: i64(10 * gib)}); err != nil {
 		t.Fatal(err)
 	}
 	c.ok("POST", "/storage", vals("storage", "thick", "type", "lvm", "vgname", "thick"), nil)
@@ -213,7 +213,10 @@ func TestConformanceStorageCapacity(t *testing.T) {
 // The thin pools a node has, as GET /nodes/{node}/disks/lvmthin lists them (pve-manager
 // API2/Disks/LVMThin.pm index): what onboarding reads before it registers a storage.
 func TestNodeThinPools(t *testing.T) {
-	s := startSim(t)
+	s := startSim(t, func(c *Config) {
+		c.Nodes = append(c.Nodes, NodeConfig{Name: "dv02hyp002p03", MaxCPU: 16, MaxMem: 1 << 36})
+		c.Disks = []DiskConfig{{VG: "pve", ThinPool: "tenant-tother", Size: 5 * gib}} // on every node
+	})
 	c := rootClient(t, s)
 	thinPool(t, s, node, "tdemo", 10*gib, gib)
 	var pools []map[string]any
@@ -229,5 +232,9 @@ func TestNodeThinPools(t *testing.T) {
 		if !ok {
 			t.Errorf("%s not listed: %v", k, pools)
 		}
+	}
+	c.ok("GET", "/nodes/dv02hyp002p03/disks/lvmthin", nil, &pools)
+	if len(pools) != 2 || pools[1]["lv"] != "tenant-tother" || pools[1]["lv_size"] != float64(5*gib) {
+		t.Fatalf("the config's pool on the second node: %v", pools)
 	}
 }

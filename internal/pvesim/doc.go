@@ -68,6 +68,8 @@
 //	storages:
 //	  - {id: local-lvm, type: lvmthin, content: [images, rootdir], clone: true,
 //	     vgname: pve, thinpool: data, size: 1099511627776}  # size: each node's pool (default 1 TiB)
+//	disks:      # thin pools every node has beside the storages' (POST /_sim/disks/{node} changes one node's)
+//	  - {vg: pve, thinpool: tenant-tdemo, size: 274877906944}
 //	templates:
 //	  - {vmid: 9000, name: debian-12-genericcloud, template: true,
 //	     config: {cores: "2", memory: "2048", scsi0: "local-lvm:base-9000-disk-0,size=3G"}}  # no NIC (ADR-0013)

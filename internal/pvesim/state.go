@@ -110,6 +110,20 @@ func newState(cfg Config, rootSecret string) *state {
 		st.Storages[s.ID] = s
 	}
 	st.seedDisks(cfg.Storages)
+	for _, d := range cfg.Disks {
+		for _, n := range st.Nodes {
+			nd := st.disksOf(n.Name)
+			vg := nd.VGs[d.VG]
+			if vg == nil {
+				vg = &volGroup{ThinPools: map[string]*backing{}}
+				nd.VGs[d.VG] = vg
+			}
+			if d.ThinPool != "" {
+				vg.ThinPools[d.ThinPool] = &backing{Size: d.Size}
+			}
+			vg.Size = max(vg.Size, d.VGSize, vg.thinSum())
+		}
+	}
 	for _, t := range cfg.Templates {
 		c := map[string]string{}
 		for k, v := range t.Config {

@@ -351,11 +351,11 @@ func (s *Server) nodeThinPools(r *reqCtx) (any, error) {
 	return out, nil
 }
 
-// diskRequest is POST /_sim/disks/{node}: a volume group's size ("vg", "vg_size"), a thin pool in
+// DiskRequest is POST /_sim/disks/{node}: a volume group's size ("vg", "vg_size"), a thin pool in
 // it ("thinpool", "size", "used": made when missing, the group grown to hold it) or a
 // directory's file system ("path", "size", "used"). A null field leaves the value as it is;
 // "remove": true takes the thin pool away.
-type diskRequest struct {
+type DiskRequest struct {
 	VG       string `json:"vg"`
 	VGSize   *int64 `json:"vg_size"`
 	ThinPool string `json:"thinpool"`
@@ -368,7 +368,7 @@ type diskRequest struct {
 var lvNameRe = regexp.MustCompile(`^[a-zA-Z0-9+_.][a-zA-Z0-9+_.-]*$`)
 
 // SetDisks applies req to node's disks.
-func (s *Server) SetDisks(node string, req diskRequest) error {
+func (s *Server) SetDisks(node string, req DiskRequest) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.nodeExists(node) {
@@ -425,7 +425,7 @@ func (s *Server) SetDisks(node string, req diskRequest) error {
 }
 
 func (s *Server) serveDisks(w http.ResponseWriter, r *http.Request, node string, reply func(any)) {
-	var req diskRequest
+	var req DiskRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil {
 		http.Error(w, "bad disks request: "+err.Error(), http.StatusBadRequest)
 		return

@@ -131,13 +131,14 @@ func (s *Server) cloneConfig(r *reqCtx, src *VM, newid int, full bool) map[strin
 	return c
 }
 
-// cloneVolume names the copy of disk value v: on storage (when given, not for the cloud-init
-// drive), vm-<newid>-disk-0 for a full clone, base-<src>-disk-0/vm-<newid>-disk-0 for a linked one.
+// cloneVolume names the copy of disk value v: on storage when given (the cloud-init drive too:
+// QemuServer.pm clone_disk's $storeid = $storage || $src_storeid), vm-<newid>-disk-0 for a full
+// clone, base-<src>-disk-0/vm-<newid>-disk-0 for a linked one.
 func cloneVolume(v, storage string, srcID, newid int, full bool) string {
 	vol := strings.SplitN(v, ",", 2)
 	store := strings.SplitN(vol[0], ":", 2)[0]
 	ci := strings.Contains(v, "cloudinit")
-	if storage != "" && !ci {
+	if storage != "" {
 		store = storage
 	}
 	kind := "disk-0"

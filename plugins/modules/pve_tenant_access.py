@@ -16,7 +16,8 @@ description:
     privsep the token gets the intersection).
   - "The grants (docs/tenant-contract.md, ADR-0013): the custom role C(DeevnetTenantVM) and C(PVEPoolUser) on
     C(/pool/tenant-<name>); C(PVESDNUser) on C(/sdn/zones/<zone>) (SDN.Use on its VNets); C(PVETemplateUser) on
-    C(/vms/<template>); C(PVEDatastoreUser) on each of O(storages); C(PVESDNUser) on C(/sdn/zones/localnetwork/<bridge>)
+    C(/vms/<template>); C(PVEDatastoreUser) on each of O(storages) and, with O(tenant_storage), on the tenant's own storage
+    C(/storage/tenant-<name>); C(PVESDNUser) on C(/sdn/zones/localnetwork/<bridge>)
     for each of O(bridges) (none by default). Nothing on C(/sdn) itself: the SDN apply stays with the substrate (ADR-0010)."
   - "The role C(DeevnetTenantVM) holds only what M(deevnet.tenant.tenant_vm) uses with the tenant's token: C(VM.Allocate),
     C(VM.Audit), C(VM.Config.CPU), C(VM.Config.Disk), C(VM.Config.Memory), C(VM.Config.Network), C(VM.Config.Options),
@@ -56,6 +57,9 @@ options:
     description:
       - V(absent) revokes the ACLs, deletes the token, the user and the pool. It refuses while the
         pool still has members (remove the VMs first).
+      - V(absent) also deletes the registration of the tenant's own storage C(tenant-<name>) when it is an lvmthin
+        storage on the thin pool C(tenant-<name>) (PVE drops its ACLs with it); the thin pool and any volume left in it
+        stay on the nodes.
     type: str
     default: present
     choices: [present, absent]
@@ -64,7 +68,9 @@ options:
     type: int
     default: 9000
   storages:
-    description: Storages the clones' disks go to (C(Datastore.AllocateSpace)).
+    description:
+      - Shared storages the token may also allocate on (C(Datastore.AllocateSpace)). Onboarding passes none
+        (substrate_storages, default empty): the tenant's disks go to its own storage (O(tenant_storage)).
     type: list
     elements: str
     default: [local-lvm]
@@ -75,6 +81,28 @@ options:
     type: list
     elements: str
     default: []
+  tenant_storage:
+    description:
+      - The tenant's own storage (docs/adr/0014-tenant-envelope.md, decision 2), registered before the grants
+        (C(POST /storage)) - id C(tenant-<name>), type C(lvmthin), thin pool C(<vgname>/tenant-<name>), content C(images),
+        on O(tenant_storage.nodes) - and granted to the token with C(PVEDatastoreUser) (C(Datastore.AllocateSpace)). A
+        full clone of the template onto it needs nothing on the template's storage (qemu-server's
+        C($check_storage_access_clone) checks the target storage in place of the source's), so O(storages) can be empty.
+      - "Before any write it refuses, naming why: a node that is not in the cluster or has no thin pool
+        C(<vgname>/tenant-<name>) (C(GET /nodes/{node}/disks/lvmthin); make the pool on each node first), or a storage
+        C(tenant-<name>) of another type, volume group or thin pool (PVE keeps those fixed)."
+      - A later run sets the nodes and content back; unset, the module leaves storages as they are.
+    type: dict
+    suboptions:
+      vgname:
+        description: The volume group holding the tenant's thin pool on each node.
+        type: str
+        default: pve
+      nodes:
+        description: The nodes the storage is on (the fabric's members).
+        type: list
+        elements: str
+        required: true
   privsep:
     description: Create the token with privilege separation (its privileges are the intersection of its own ACLs and the user's).
     type: bool
@@ -103,11 +131,11 @@ attributes:
     description: Reads everything and reports the writes it would make in RV(changes); writes nothing and returns no secret.
   diff_mode:
     support: full
-    description: Before/after of the custom role, pool, user, token (id and privsep only) and ACL entries; never the secret.
+    description: Before/after of the custom role, pool, user, token (id and privsep only), ACL entries and the tenant's storage; never the secret.
 notes:
   - A second run with the same options sends no write (C(changed=false)); it reads the pool, user, token, roles and ACLs,
     the pools, users, SDN zones and VNets and C(/cluster/resources) (ownership checks), each node's network and the
-    template's config.
+    template's config, the tenant's storage and (with O(tenant_storage)) each node's thin pools.
   - Register the result with C(no_log=true) when RV(token_secret) can be in it.
 seealso:
   - module: deevnet.tenant.tenant_plan

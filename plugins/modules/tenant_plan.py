@@ -339,6 +339,14 @@ tenant:
       description: Name of the tenant's TSIG key (the name only, never the secret).
       type: str
       sample: tenant-tdemo
+    storage:
+      description: Id of the tenant's own storage (lvmthin, ADR-0014), where its VMs' disks live.
+      type: str
+      sample: tenant-tdemo
+    thinpool:
+      description: Name of the tenant's thin pool in each node's volume group, the backing of RV(tenant.storage).
+      type: str
+      sample: tenant-tdemo
     vms:
       description: The tenant's VMs.
       type: list
