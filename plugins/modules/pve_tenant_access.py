@@ -70,7 +70,7 @@ options:
   storages:
     description:
       - Shared storages the token may also allocate on (C(Datastore.AllocateSpace)). Onboarding passes none
-        (substrate_storages, default empty): the tenant's disks go to its own storage (O(tenant_storage)).
+        (substrate_storages, default empty), since the tenant's disks go to its own storage (O(tenant_storage)).
     type: list
     elements: str
     default: [local-lvm]

@@ -214,6 +214,11 @@ templates:
              scsi0: "shared:base-9000-disk-0,size=3G", ide2: "shared:vm-9000-cloudinit,media=cdrom",
              boot: order=scsi0, agent: "1", template: "1"}  # no NIC: a clone gets net0 on its VNet (ADR-0013)
 YML
+    # each node's thin pool per tenant the lab onboards, as the hypervisor play makes them before
+    # onboarding registers the storage tenant-<name> on them (ADR-0014 decision 2): 256 GiB, the
+    # default envelope's disk; pvesim answers GET /nodes/{node}/disks/lvmthin from these
+    echo "disks:"
+    for t in tdemo tother tnext; do echo "  - {vg: pve, thinpool: tenant-$t, size: 274877906944}"; done
     # corosync's quorum (ADR-0015): the QDevice the inventory's substrate_qdevice names, outside the
     # fabric; its vote keeps the node left quorate while the other is down. LAB_NO_QDEVICE=1: none
     # (the drills' control: a two-node cluster then loses quorum with one node away)

@@ -302,6 +302,45 @@ pdns -X DELETE "$PDNS_URL/zones/tghost.mobile.deevnet.net." >/dev/null
 if play registry-all registry && same_yaml "$REG" <(printf 'tenants:\n  tdemo: 1\n  tnew: 2\n  tother: 3\n'); then pass "registry rebuilt with tnew: $(tr '\n' ' ' <"$REG")"
 else fail "registry with tnew: [$(cat "$REG" 2>/dev/null)]"; grep -E 'fatal|FAILED' -A3 "$W/registry-all.log" | head -8; fi
 
+# --- 5c. disk bound by storage (ADR-0014 decision 2): each tenant's own lvmthin storage, from the attachment ---
+# The VM's disks are on tenant-tdemo; tdemo's token (from its attachment) is refused space on the shared local-lvm
+# with PVE's 403; with tdemo's thin pool written full (POST /_sim/disks, as a guest filling its disk), tdemo's next
+# clone fails in its task with lvm2's refusal while tother's clone onto its own storage succeeds; a tenant whose
+# thin pool a node lacks is refused at onboarding before any change, naming the node and the pool.
+sapi(){ curl -s --cacert "$CA" -H "Authorization: PVEAPIToken=root@pam!sim=$(labv substrate_pve.api_token_secret)" "$SIM_URL/api2/json$1"; }
+att(){ "$VENV/bin/python" -c 'import sys,yaml; d=yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]; [d := d[k] for k in sys.argv[2].split(".")]; print(d)' "$REPO/attachments/$1.yml" "$2"; }
+tapi(){ # tapi TENANT METHOD PATH [curl args]: a call with the tenant's own token from its attachment
+  local t=$1 m=$2 p=$3; shift 3
+  curl -s --cacert "$CA" -X "$m" -H "Authorization: PVEAPIToken=$(att "$t" pve.api_user)!$(att "$t" pve.api_token_id)=$(att "$t" pve.api_token_secret)" "$SIM_URL/api2/json$p" "$@"; }
+task_exit(){ # task_exit TENANT NODE UPID: the task's exitstatus once it stopped
+  local i st; for i in $(seq 1 50); do
+    st=$(tapi "$1" GET "/nodes/$2/tasks/$3/status" | "$VENV/bin/python" -c 'import json,sys; d=json.load(sys.stdin)["data"]; print(d.get("exitstatus","") if d["status"]=="stopped" else "")')
+    [ -n "$st" ] && { echo "$st"; return; }; sleep 0.2; done; echo "task still running"; }
+upid(){ "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin).get("data") or "")'; }
+P2=dv02hyp002p02
+[ "$(att tdemo storage)" = tenant-tdemo ] && [ "$(att tother storage)" = tenant-tother ] \
+  && pass "the attachments name each tenant's storage (tenant_attachment.storage: tenant-tdemo, tenant-tother)" || fail "attachment storage: [$(att tdemo storage)] [$(att tother storage)]"
+vm1=$(sapi "/cluster/resources?type=vm" | "$VENV/bin/python" -c 'import json,sys; print(next(r["node"] for r in json.load(sys.stdin)["data"] if r.get("name") == "tdemo-1"))')
+disks=$(sapi "/nodes/$vm1/qemu/10101/config" | "$VENV/bin/python" -c 'import json,re,sys; c=json.load(sys.stdin)["data"]; print(" ".join(sorted(c[k].split(",")[0] for k in c if re.fullmatch(r"(scsi|virtio|sata|ide)[0-9]+", k))))')
+case "$disks" in "tenant-tdemo:vm-10101-cloudinit tenant-tdemo:vm-10101-disk-0") pass "tdemo-1's disks live on its own storage ($disks)" ;;
+  *) fail "tdemo-1's disks: [$disks]" ;; esac
+acl=$(sapi /access/acl | "$VENV/bin/python" -c 'import json,sys; print(" ".join(sorted(e["path"] for e in json.load(sys.stdin)["data"] if e["ugid"] == "tenant-tdemo@pve!iac" and e["path"].startswith("/storage"))))')
+[ "$acl" = /storage/tenant-tdemo ] && pass "tdemo's token holds a storage grant on /storage/tenant-tdemo only" || fail "tdemo's storage grants: [$acl]"
+r=$(tapi tdemo POST "/nodes/$P2/qemu" -d vmid=10150 -d pool=tenant-tdemo -d scsi0=local-lvm:1)
+case "$r" in *'Permission check failed (/storage/local-lvm, Datastore.AllocateSpace)'*) pass "tdemo's token refused allocation on the shared local-lvm (PVE's 403)" ;;
+  *) fail "tdemo's allocation on local-lvm: $r" ;; esac
+for n in $NODES; do curl -sf --cacert "$CA" -X POST "$SIM_URL/_sim/disks/$n" -d '{"vg":"pve","thinpool":"tenant-tdemo","used":274877906944}' >/dev/null; done
+u=$(tapi tdemo POST "/nodes/$P2/qemu/9000/clone" -d newid=10150 -d pool=tenant-tdemo -d full=1 -d storage=tenant-tdemo | upid)
+e=$(task_exit tdemo "$P2" "$u")
+case "$e" in *"lvcreate 'pve/vm-10150-cloudinit' error:   Free space in pool pve/tenant-tdemo is above threshold, new volumes are not allowed."*)
+  pass "tdemo's full storage fails its own clone ($e)" ;; *) fail "tdemo's clone onto its full storage: [$e] ($u)" ;; esac
+u=$(tapi tother POST "/nodes/$P2/qemu/9000/clone" -d newid=10350 -d pool=tenant-tother -d full=1 -d storage=tenant-tother | upid)
+e=$(task_exit tother "$P2" "$u")
+[ "$e" = OK ] && pass "tother's clone onto its own storage succeeds beside tdemo's full one" || fail "tother's clone: [$e] ($u)"
+u=$(tapi tother DELETE "/nodes/$P2/qemu/10350" | upid); [ "$(task_exit tother "$P2" "$u")" = OK ] || fail "remove tother's clone"
+for n in $NODES; do curl -sf --cacert "$CA" -X POST "$SIM_URL/_sim/disks/$n" -d '{"vg":"pve","thinpool":"tenant-tdemo","used":0}' >/dev/null; done
+contradiction no-thin-pool "node dv02hyp002p02 has no thin pool pve/tenant-tnope" onboard "---" -e tenant_name=tnope
+
 # --- 5b. a node offline (#25): refused before any change, naming it; in maintenance, converged around it -------
 # p03 leaves the membership (pvesim as PVE shows it: offline in /nodes, 595 behind it). The operator's change
 # (a second VM) is refused before any change while substrate_maintenance is empty; once the copied repository

@@ -108,8 +108,16 @@ func apiProbes(e *env) []apiProbe {
 			status: 403, msg: perm(fmt.Sprintf("/vms/%d, VM.Allocate", oth.VMs[0].VMID)), why: "as above"},
 		{name: "clone into the other tenant's pool", method: "POST", path: clone, params: map[string]any{"newid": squat, "pool": oth.Pool},
 			status: 403, msg: "Permission check failed", why: "VM.Allocate neither on the vmid nor on that pool (an 'or' check: PVE names no path)"},
+		// Disk: the token may allocate on its own storage only (ADR-0014 decision 2).
+		{name: "clone onto the shared storage local-lvm", method: "POST", path: clone,
+			params: map[string]any{"newid": squat, "name": "squat", "pool": own.Pool, "full": 1, "storage": "local-lvm"},
+			status: 403, msg: perm("/storage/local-lvm, Datastore.AllocateSpace"),
+			why: "Datastore.AllocateSpace on the tenant's own storage only (substrate_storages: [])"},
+		{name: "clone onto the other tenant's storage", method: "POST", path: clone,
+			params: map[string]any{"newid": squat, "name": "squat", "pool": own.Pool, "full": 1, "storage": oth.Storage},
+			status: 403, msg: perm("/storage/" + oth.Storage + ", Datastore.AllocateSpace"), why: "as above"},
 		{name: fmt.Sprintf("squat vmid %d of %s's range in own pool (PVE allows it)", squat, oth.Name), method: "POST", path: clone,
-			params: map[string]any{"newid": squat, "name": "squat", "pool": own.Pool}, status: 200, task: true,
+			params: map[string]any{"newid": squat, "name": "squat", "pool": own.Pool, "full": 1, "storage": own.Storage}, status: 200, task: true,
 			why: "VM.Allocate on the pool takes any free vmid: verify and the site report name the squatter"},
 
 		// Pools, ACLs, tokens, users, roles.
