@@ -10,6 +10,7 @@ import (
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 	"github.com/deevnet/tenant/internal/sdn"
 	"github.com/deevnet/tenant/internal/vm"
 )
@@ -22,19 +23,46 @@ type leastEnv struct {
 	secret string // tdemo's token secret, as onboarding returned it for the attachment
 }
 
+// It has two fabric members, the template on shared storage (as the lab's) on the first, and the
+// tenant's own storage on both, as onboarding registers it: the automation's VM lives on the
+// second node, so its clone is made on the first and migrated (tenant_vm's applier.clone).
 func newLeastEnv(t *testing.T) *leastEnv {
 	t.Helper()
-	srv := startSim(t)
+	cfg := pvesim.DefaultConfig()
+	second := cfg.Nodes[0]
+	second.Name = leastNode
+	cfg.Nodes = append(cfg.Nodes, second)
+	cfg.Storages = append(cfg.Storages, pvesim.StorageConfig{ID: "shared", Type: "rbd", Content: []string{"images"}, Shared: true, Clone: true})
+	cfg.Templates[0].Config["scsi0"] = "shared:base-9000-disk-0,size=3G"
+	cfg.Templates[0].Config["ide2"] = "shared:vm-9000-cloudinit,media=cdrom"
+	srv, _ := pvesimtest.Start(t, cfg)
+	size, used := int64(64<<30), int64(0)
+	for _, n := range []string{node, leastNode} {
+		if err := srv.SetDisks(n, pvesim.DiskRequest{VG: "pve", ThinPool: "tenant-tdemo", Size: &size, Used: &used}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	runOther(t, srv, sdn.FabricModule(), map[string]any{
-		"nodes": []any{map[string]any{"name": "dv02hyp002p02", "interfaces": []any{"vmbr0.51"}}}, "apply": true})
+		"nodes": []any{map[string]any{"name": node, "interfaces": []any{"vmbr0.51"}}, map[string]any{"name": leastNode, "interfaces": []any{"vmbr0.51"}}}, "apply": true})
 	runOther(t, srv, sdn.VRFModule(), map[string]any{"name": "tdemo", "index": 1, "apply": true})
-	res := run(t, srv, map[string]any{"name": "tdemo", "index": 1})
+	res := run(t, srv, leastOnboarding)
 	secret, _ := res["token_secret"].(string)
 	if res["failed"] == true || secret == "" {
 		t.Fatalf("onboard: %v", res["msg"])
 	}
 	return &leastEnv{t: t, srv: srv, secret: secret}
 }
+
+// leastNode is the second fabric member, where the automation's VM lives.
+const leastNode = "dv02hyp002p03"
+
+// leastOnboarding is onboarding's arguments (playbooks/tasks/onboard.yml): no shared storage, the
+// tenant's own on both members.
+var leastOnboarding = map[string]any{"name": "tdemo", "index": 1, "storages": []any{},
+	"tenant_storage": map[string]any{"nodes": []any{node, leastNode}}}
+
+// onOwnStorage is where the tenant role puts a VM: a full clone onto its own storage.
+var onOwnStorage = map[string]any{"node": leastNode, "full": true, "storage": "tenant-tdemo"}
 
 // automationSteps is the tenant's own automation, tenant_vm with its token from the attachment:
 // create a VM (clone, disk, cloud-init, net0 on its VNet, start), change it, stop it, destroy it.
@@ -60,6 +88,9 @@ func (e *leastEnv) automation() (step, msg string) {
 		for k, v := range s.args {
 			all[k] = v
 		}
+		for k, v := range onOwnStorage {
+			all[k] = v
+		}
 		if res, code := moduletest.Execute(e.t, vm.Module(), all); code != 0 {
 			return s.name, fmt.Sprint(res["msg"])
 		}
@@ -71,8 +102,10 @@ func (e *leastEnv) automation() (step, msg string) {
 // which must put back what the test took away.
 func (e *leastEnv) restore() {
 	e.t.Helper()
-	runOther(e.t, e.srv, vm.Module(), map[string]any{"name": "tdemo", "index": 1, "count": 1, "state": "absent"})
-	if res := run(e.t, e.srv, map[string]any{"name": "tdemo", "index": 1}); res["failed"] == true || res["changed"] != true {
+	for _, n := range []string{node, leastNode} { // a clone whose migration was refused stays on the first
+		runOther(e.t, e.srv, vm.Module(), map[string]any{"name": "tdemo", "index": 1, "count": 1, "state": "absent", "node": n})
+	}
+	if res := run(e.t, e.srv, leastOnboarding); res["failed"] == true || res["changed"] != true {
 		e.t.Fatalf("onboarding did not restore what was removed: %v", res["msg"])
 	}
 	if step, msg := e.automation(); step != "" {
@@ -101,7 +134,7 @@ func TestEachGrantIsNeeded(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]Grant{}
-	for _, g := range desired(tn, 1, tpl, []string{"local-lvm"}, nil, true).Grants {
+	for _, g := range append(desired(tn, 1, tpl, nil, nil, true).Grants, storageGrant(tn, tpl)) {
 		want[g.key()] = g
 	}
 	var held []aclEntry

@@ -42,6 +42,8 @@ var TenantPrivs = []Priv{
 		"PUT /nodes/{node}/qemu/{vmid}/config: PVE API 403: Permission check failed (/vms/{vmid}, VM.Config.Cloudinit|VM.Config.Network)"},
 	{"VM.Config.Options", "tenant_vm: set name, tags, description (PUT /nodes/{node}/qemu/{vmid}/config)",
 		"PUT /nodes/{node}/qemu/{vmid}/config: PVE API 403: Permission check failed (/vms/{vmid}, VM.Config.Options)"},
+	{"VM.Migrate", "tenant_vm: a VM on another node than the template's, on the tenant's own storage (cloned on the template's node, then POST /nodes/{node}/qemu/{vmid}/migrate: clone_vm puts a copy on storage that is not shared on its own node only)",
+		"POST /nodes/{node}/qemu/{vmid}/migrate: PVE API 403: Permission check failed (/vms/{vmid}, VM.Migrate)"},
 	{"VM.PowerMgmt", "tenant_vm: start and stop a VM (POST /nodes/{node}/qemu/{vmid}/status/start|stop)",
 		"POST /nodes/{node}/qemu/{vmid}/status/start: PVE API 403: Permission check failed (/vms/{vmid}, VM.PowerMgmt)"},
 }

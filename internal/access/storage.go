@@ -141,8 +141,10 @@ func storageView(o storageObserved) map[string]any {
 // storageGrant is the tenant's one storage grant: PVEDatastoreUser (Datastore.AllocateSpace and
 // Datastore.Audit) on its own storage.
 func storageGrant(t plan.Tenant, template int) Grant {
-	clone := fmt.Sprintf("POST /nodes/{node}/qemu/%d/clone: PVE API 403: Permission check failed", template)
 	p := "/storage/" + t.Storage
-	return Grant{Path: p, Role: "PVEDatastoreUser", Propagate: false, Refusal: clone + " (" + p + ", Datastore.AllocateSpace)",
+	// tenant_vm reads the node's storages before any write, and PVE lists a storage only to a
+	// token holding Datastore.Audit or AllocateSpace on it, so that read is what fails
+	refusal := fmt.Sprintf("storage %q is unknown on node {node} (not registered there, or the token lacks Datastore.AllocateSpace on %s)", t.Storage, p)
+	return Grant{Path: p, Role: "PVEDatastoreUser", Propagate: false, Refusal: refusal,
 		NeededBy: "tenant_vm: the full clone's disks on its own storage " + t.Storage + " and their resize (Datastore.AllocateSpace)"}
 }

@@ -22,16 +22,17 @@ import (
 // entries is built per call: no package state.
 func entries() map[string]module.Entry {
 	return map[string]module.Entry{
-		"tenant_plan":       plan.Module(),
-		"pve_sdn_fabric":    sdn.FabricModule(),
-		"tenant_vrf":        sdn.VRFModule(),
-		"pve_sdn_apply":     sdn.ApplyModule(),
-		"tenant_vm":         vm.Module(),
-		"pve_tenant_access": access.Module(),
-		"nsupdate_tsig":     dnsupdate.Module(),
-		"substrate_report":  report.Module(),
-		"tenant_verify":     report.VerifyModule(),
-		"tenant_index_info": access.InfoModule(),
+		"tenant_plan":         plan.Module(),
+		"pve_sdn_fabric":      sdn.FabricModule(),
+		"tenant_vrf":          sdn.VRFModule(),
+		"pve_sdn_apply":       sdn.ApplyModule(),
+		"tenant_vm":           vm.Module(),
+		"pve_tenant_access":   access.Module(),
+		"pve_tenant_storages": access.StoragesModule(),
+		"nsupdate_tsig":       dnsupdate.Module(),
+		"substrate_report":    report.Module(),
+		"tenant_verify":       report.VerifyModule(),
+		"tenant_index_info":   access.InfoModule(),
 	}
 }
 

@@ -61,6 +61,19 @@ func onboard(t *testing.T, s *Server, name string, index int, vnet, vrf string) 
 	return o
 }
 
+// dropTenantPriv takes priv out of the tenant role (what onboarding grants), for the cases about
+// a token without it.
+func dropTenantPriv(t *testing.T, root *client, priv string) {
+	t.Helper()
+	var keep []string
+	for _, p := range access.TenantPrivs {
+		if p.Name != priv {
+			keep = append(keep, p.Name)
+		}
+	}
+	root.ok("PUT", "/access/roles/"+access.TenantRole, vals("privs", strings.Join(keep, ",")), nil)
+}
+
 // refusal is one call and PVE's answer to it.
 type refusal struct {
 	name, source string // what is tried; the PVE source line the answer follows

@@ -45,7 +45,9 @@ func TestConformanceMigrate(t *testing.T) {
 	mig := func(id string) string { return "/nodes/" + node + "/qemu/" + id + "/migrate" }
 	rootOnly := func(p string) map[string]string { return map[string]string{p: "Only root may use this option."} }
 
-	// The call: a tenant without VM.Migrate, then what migrate_vm refuses before its task.
+	// The call: a tenant without VM.Migrate (onboarding grants it since the tenant's own storage,
+	// ADR-0013), then what migrate_vm refuses before its task.
+	dropTenantPriv(t, root, "VM.Migrate")
 	expect(t, a.tenant, []refusal{{name: "the tenant's own VM", source: "Qemu.pm migrate_vm permissions", method: "POST", path: mig("10101"),
 		params: []string{"target", target}, status: 403, msg: "Permission check failed (/vms/10101, VM.Migrate)\n"}})
 	expect(t, root, []refusal{

@@ -111,6 +111,59 @@ func TestConformanceStorageNodes(t *testing.T) {
 	}
 }
 
+// A full clone onto a local storage lands on the clone's own node only, and a migration needs
+// every volume's storage on the target (qemu-server API2/Qemu.pm clone_vm's load_and_check;
+// QemuMigrate.pm prepare, target_storage_check_available); a VM cloned there, then migrated,
+// reaches the other node once the storage is on it.
+func TestConformanceStorageAcrossNodes(t *testing.T) {
+	const other = "dv02hyp002p03"
+	s := startSim(t, func(c *Config) {
+		c.Nodes = append(c.Nodes, NodeConfig{Name: other, MaxCPU: 16, MaxMem: 1 << 36})
+		c.Storages = append(c.Storages, StorageConfig{ID: "shared", Type: "rbd", Content: []string{"images"}, Shared: true, Clone: true})
+		c.Templates[0].Config["scsi0"] = "shared:base-9000-disk-0,size=3G"
+		c.Templates[0].Config["ide2"] = "shared:vm-9000-cloudinit,media=cdrom"
+	})
+	c := rootClient(t, s)
+	thinPool(t, s, node, "tdemo", 10*gib, 0)
+	thinPool(t, s, other, "tdemo", 10*gib, 0)
+	c.ok("POST", "/storage", vals("storage", "tdemo-disk", "type", "lvmthin", "vgname", "pve", "thinpool", "tdemo", "content", "images", "nodes", node), nil)
+	clone := "/nodes/" + node + "/qemu/9000/clone"
+	expect(t, c, []refusal{
+		{name: "a full clone to another node onto a storage not on it", source: "Qemu.pm clone_vm: storage_check_enabled($storage, $target)",
+			method: "POST", path: clone, params: []string{"newid", "301", "full", "1", "storage", "tdemo-disk", "target", other},
+			status: 500, msg: "storage 'tdemo-disk' is not available on node '" + other + "'\n"},
+	})
+	c.ok("PUT", "/storage/tdemo-disk", vals("nodes", node+","+other), nil)
+	expect(t, c, []refusal{
+		{name: "a full clone to another node onto a local storage", source: "Qemu.pm clone_vm: \"clone only works if target storage is shared\"",
+			method: "POST", path: clone, params: []string{"newid", "301", "full", "1", "storage", "tdemo-disk", "target", other},
+			status: 500, msg: "can't clone to non-shared storage 'tdemo-disk'\n"},
+	})
+	// clone on the template's node, then migrate: refused while the storage is not on the target
+	if _, exit := c.task("POST", clone, vals("newid", "301", "full", "1", "storage", "tdemo-disk")); exit != "OK" {
+		t.Fatalf("full clone onto tdemo-disk on the template's node: %s", exit)
+	}
+	c.ok("PUT", "/storage/tdemo-disk", vals("nodes", node), nil)
+	expect(t, c, []refusal{
+		{name: "a migration to a node without the disks' storage", source: "Qemu.pm migrate_vm: QemuServer.pm check_storage_availability",
+			method: "POST", path: "/nodes/" + node + "/qemu/301/migrate", params: []string{"target", other},
+			status: 500, msg: "storage 'tdemo-disk' is not available on node '" + other + "'\n"},
+		{name: "a migration mapping the disks to a storage not on the target", source: "Qemu.pm $check_storage_access_migrate",
+			method: "POST", path: "/nodes/" + node + "/qemu/301/migrate", params: []string{"target", other, "targetstorage", "tdemo-disk"},
+			status: 500, msg: "storage 'tdemo-disk' is not available on node '" + other + "'\n"},
+	})
+	if s.st.VMs[301].Node != node {
+		t.Fatal("a refused migration moved the VM")
+	}
+	c.ok("PUT", "/storage/tdemo-disk", vals("nodes", node+","+other), nil)
+	if _, exit := c.task("POST", "/nodes/"+node+"/qemu/301/migrate", vals("target", other)); exit != "OK" {
+		t.Fatalf("migrate with the storage on both nodes: %s", exit)
+	}
+	if s.st.VMs[301].Node != other {
+		t.Fatalf("VM 301 on %s after its migration", s.st.VMs[301].Node)
+	}
+}
+
 // Capacity, allocation and growth: LVM-thin over-provisions and refuses only a new volume in a
 // pool out of data space; LVM thick refuses what the group cannot hold; a delete frees it.
 func TestConformanceStorageCapacity(t *testing.T) {

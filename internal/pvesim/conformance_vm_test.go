@@ -267,6 +267,7 @@ func TestTrunkVLANsBounded(t *testing.T) {
 // conformance_storage_test.go) and migration (conformance_migrate_test.go) as by PVE.
 func TestConformanceUnservedCallsCheckFirst(t *testing.T) {
 	_, a, _ := vmConformanceSetup(t)
+	dropTenantPriv(t, a.root, "VM.Migrate") // a token without it (onboarding grants it, ADR-0013)
 	migrate := "/nodes/" + node + "/qemu/10101/migrate"
 	expect(t, a.tenant, []refusal{
 		{name: "migrate its own VM", source: "Qemu.pm migrate_vm permissions", method: "POST", path: migrate, params: []string{"target", "dv02hyp002p03", "online", "1"},

@@ -52,6 +52,17 @@ func (s *Server) vmClone(r *reqCtx, src *VM) (any, error) {
 	return t.UPID, nil
 }
 
+// storageEnabled is pve-storage's storage_check_enabled: the storage is not disabled and is on node.
+func storageEnabled(sc StorageConfig, node string) error {
+	if sc.Disable {
+		return plainErr("storage '%s' is disabled", sc.ID)
+	}
+	if !sc.onNode(node) {
+		return plainErr("storage '%s' is not available on node '%s'", sc.ID, node)
+	}
+	return nil
+}
+
 // checkCloneParams refuses what PVE refuses before any permission check: storage or format on a
 // linked clone, an unknown storage or one without images, a target node the disks cannot reach.
 func (s *Server) checkCloneParams(r *reqCtx, src *VM, full bool) error {
@@ -62,19 +73,37 @@ func (s *Server) checkCloneParams(r *reqCtx, src *VM, full bool) error {
 			}
 		}
 	}
+	tgt := r.params.Str("target")
+	if tgt == src.Node {
+		tgt = "" // clone_vm: a target that is the local node is none
+	}
+	if tgt != "" && !s.nodeExists(tgt) {
+		return plainErr("no such cluster node '%s'", tgt)
+	}
 	if st := r.params.Str("storage"); st != "" {
 		sc, ok := s.st.Storages[st]
 		if !ok {
 			return plainErr("storage '%s' does not exist", st)
 		}
+		// storage_check_enabled on the local node (the call runs on the source's node)
+		if err := storageEnabled(sc, src.Node); err != nil {
+			return err
+		}
 		if !slices.Contains(sc.Content, "images") {
 			return paramErr(map[string]string{"storage": fmt.Sprintf("storage '%s' does not support vm images", st)})
 		}
-	}
-	if tgt := r.params.Str("target"); tgt != "" && tgt != src.Node {
-		if !s.nodeExists(tgt) {
-			return plainErr("no such cluster node '%s'", tgt)
+		if tgt != "" {
+			// Qemu.pm clone_vm: the storage on the target node too, and shared, since the
+			// copy's volumes are made on the local node and only the config moves
+			if err := storageEnabled(sc, tgt); err != nil {
+				return err
+			}
+			if !sc.Shared {
+				return plainErr("can't clone to non-shared storage '%s'", st)
+			}
 		}
+	}
+	if tgt != "" {
 		for k, v := range src.Config {
 			if diskKeyRe.MatchString(k) && !strings.Contains(v, "media=cdrom") {
 				if sc := s.st.Storages[strings.SplitN(v, ":", 2)[0]]; !sc.Shared {

@@ -13,6 +13,7 @@ package pvesim
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -52,6 +53,9 @@ func (s *Server) vmMigrateChecked(r *reqCtx, vm *VM) (any, error) {
 		return nil, plainErr("can't migrate running VM without --online")
 	}
 	target := r.params.Str("target")
+	if err := s.migrateStorages(r, vm, target); err != nil {
+		return nil, err
+	}
 	vm.Lock = "migrate"
 	t := s.startTask(r, vm.Node, "qmigrate", strconv.Itoa(vm.VMID), nil)
 	t.finish = func() error {
@@ -85,6 +89,65 @@ func (s *Server) migrateRefusal(vm *VM, target string, running bool, p Params) (
 		return nil, "Can't connect to destination address using public key"
 	}
 	return s.scanLocalVolumes(vm, running, p.Bool("with-local-disks"))
+}
+
+// migrateStorages is migrate_vm's storage checks before its task: with targetstorage, each
+// target storage enabled on the target node, Datastore.AllocateSpace on it and VM images in it
+// ($check_storage_access_migrate), and VM.Config.Disk unless the map is the identity ("1");
+// without, check_storage_availability: every volume's storage enabled on both nodes.
+func (s *Server) migrateStorages(r *reqCtx, vm *VM, target string) error {
+	ts := r.params.Str("targetstorage")
+	if ts == "" || ts == "1" {
+		return s.storageAvailability(vm, target)
+	}
+	if err := s.st.check(r.who, fmt.Sprintf("/vms/%d", vm.VMID), []string{"VM.Config.Disk"}, false); err != nil {
+		return err
+	}
+	for _, entry := range strings.Split(ts, ",") {
+		_, sid, mapped := strings.Cut(entry, ":")
+		if !mapped {
+			sid = entry // one storage id: the map's default
+		}
+		sc, ok := s.st.Storages[sid]
+		if !ok {
+			return plainErr("storage '%s' does not exist", sid)
+		}
+		if err := storageEnabled(sc, target); err != nil {
+			return err
+		}
+		if err := s.st.check(r.who, "/storage/"+sid, []string{"Datastore.AllocateSpace"}, false); err != nil {
+			return err
+		}
+		if !slices.Contains(sc.Content, "images") {
+			return plainErr("storage '%s' does not support vm images", sid)
+		}
+	}
+	return nil
+}
+
+// storageAvailability is QemuServer.pm check_storage_availability: each volume's storage is
+// enabled on this node and on node.
+func (s *Server) storageAvailability(vm *VM, node string) error {
+	for _, k := range sortedKeys(vm.Config) {
+		if !diskKeyRe.MatchString(k) {
+			continue
+		}
+		vol, _ := driveFile(vm.Config[k])
+		sid, _, ok := strings.Cut(vol, ":")
+		if !ok || strings.HasPrefix(vol, "/") {
+			continue // none, cdrom, a path: no storage (parse_volume_id's noerr)
+		}
+		sc, known := s.st.Storages[sid]
+		if !known {
+			return plainErr("storage '%s' does not exist", sid)
+		}
+		for _, n := range []string{vm.Node, node} {
+			if err := storageEnabled(sc, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // localResources is check_local_resources: the devices that pin the VM to its host, and the

@@ -130,15 +130,27 @@ func (a *applier) clone() (map[string]string, Delta, error) {
 		body["storage"] = d.Storage
 	}
 	// PVE clones on the template's node; another node is a target (PVE refuses it unless the
-	// template's disks are on shared storage, and says so).
-	from := d.Node
+	// template's disks are on shared storage, and says so). A full clone onto a named storage
+	// (the tenant's own, local to each node) is made on the template's node and then migrated:
+	// clone_vm refuses a target with a storage that is not shared ("can't clone to non-shared
+	// storage"), and an offline migration copies local disks to the same storage on the target.
+	from, migrate := d.Node, false
 	if p.tmplNode != "" && p.tmplNode != d.Node {
 		from = p.tmplNode
-		body["target"] = d.Node
+		if d.Storage != "" {
+			migrate = true
+		} else {
+			body["target"] = d.Node
+		}
 	}
 	src := fmt.Sprintf("/nodes/%s/qemu/%d/clone", url.PathEscape(from), p.template)
 	if err := a.post("clone", src, body); err != nil {
 		return nil, Delta{}, fmt.Errorf("%w (clone from template %d)", err, p.template)
+	}
+	if migrate {
+		if err := a.post("migrate", a.base(from)+"/migrate", map[string]any{"target": d.Node}); err != nil {
+			return nil, Delta{}, fmt.Errorf("%w (the clone made on the template's node %s, moving to %s; run again once it can move, or remove VM %d)", err, from, d.Node, d.VMID)
+		}
 	}
 	cur, _, err := ReadConfig(a.ctx, a.api, d.Node, d.VMID)
 	if err != nil {

@@ -371,6 +371,10 @@ func precheck(ctx context.Context, api API, inv *Inventory, plans []*vmPlan) err
 			pools[p.d.Pool] = true
 			if p.d.Storage != "" {
 				storages[[2]string{p.d.Node, p.d.Storage}] = p.d.Name
+				if p.tmplNode != "" {
+					// the clone is made on the template's node, then migrated (applier.clone)
+					storages[[2]string{p.tmplNode, p.d.Storage}] = p.d.Name
+				}
 			}
 			if len(inv.Nodes) > 0 && !inv.Nodes[p.d.Node] {
 				return fmt.Errorf("VM %s: node %q does not exist", p.d.Name, p.d.Node)
@@ -394,7 +398,8 @@ func precheck(ctx context.Context, api API, inv *Inventory, plans []*vmPlan) err
 	for k, name := range storages {
 		content, ok := inv.Storages[k[0]][k[1]]
 		if !ok {
-			return fmt.Errorf("VM %s: storage %q is unknown on node %s", name, k[1], k[0])
+			// PVE lists a storage to a token only with Datastore.Audit or AllocateSpace on it
+			return fmt.Errorf("VM %s: storage %q is unknown on node %s (not registered there, or the token lacks Datastore.AllocateSpace on /storage/%s)", name, k[1], k[0], k[1])
 		}
 		if !slices.Contains(splitList(content), "images") {
 			return fmt.Errorf("VM %s: storage %q does not hold VM images (content %q)", name, k[1], content)

@@ -94,10 +94,11 @@ func apiProbes(e *env) []apiProbe {
 		{name: "create a storage", method: "POST", path: "/storage", params: map[string]any{"storage": "evil", "type": "dir", "path": "/"},
 			status: 403, msg: perm("/storage, Datastore.Allocate"), why: "no Datastore.Allocate"},
 
-		// Migration, to any other node (one outside its zone included).
-		{name: "migrate own VM to " + otherNode, method: "POST", path: fmt.Sprintf("/nodes/%s/qemu/%d/migrate", e.node, vm),
-			params: map[string]any{"target": otherNode, "online": 1}, status: 403, msg: perm(fmt.Sprintf("/vms/%d, VM.Migrate", vm)),
-			why: "VM.Migrate is not in the tenant's role (ADR-0013)"},
+		// Migration: the role has VM.Migrate (a VM on another node than the template's is cloned,
+		// then migrated, ADR-0013), but its disks can only go where the token may allocate.
+		{name: "migrate own VM to " + otherNode + " with its disks onto local-lvm", method: "POST", path: fmt.Sprintf("/nodes/%s/qemu/%d/migrate", e.node, vm),
+			params: map[string]any{"target": otherNode, "online": 1, "targetstorage": "local-lvm"}, status: 403, msg: perm("/storage/local-lvm, Datastore.AllocateSpace"),
+			why: "migrate_vm's $check_storage_access_migrate: Datastore.AllocateSpace on the target storage, the tenant's own only"},
 
 		// The other tenant's VM and vmids, and squatting, which PVE allows (docs/security.md).
 		{name: "read the other tenant's VM", method: "GET", path: fmt.Sprintf("/nodes/%s/qemu/%d/config", e.node, oth.VMs[0].VMID),

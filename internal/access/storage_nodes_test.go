@@ -1,0 +1,96 @@
+package access
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/deevnet/tenant/internal/module/moduletest"
+	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
+)
+
+const joined = "dv02hyp002p03"
+
+// runStorages runs pve_tenant_storages with the root token.
+func runStorages(t *testing.T, srv *pvesim.Server, args map[string]any) map[string]any {
+	t.Helper()
+	_, secret := srv.RootToken()
+	all := map[string]any{"api_host": srv.Host(), "api_port": srv.Port(), "api_user": "root@pam",
+		"api_token_id": "sim", "api_token_secret": secret, "ca_path": srv.CAFile()}
+	for k, v := range args {
+		all[k] = v
+	}
+	res, _ := moduletest.Execute(t, StoragesModule(), all)
+	return res
+}
+
+// A node that joins the fabric after onboarding gets every tenant's storage: before, the tenant's
+// clone onto it is refused by PVE; a node without the thin pool is refused before any write; the
+// operator's own storages are left alone; a second run changes nothing.
+func TestTenantStoragesFollowTheFabric(t *testing.T) {
+	cfg := pvesim.DefaultConfig()
+	second := cfg.Nodes[0]
+	second.Name = joined
+	cfg.Nodes = append(cfg.Nodes, second)
+	// the template on shared storage, as the lab's: PVE clones a template on local storage to its own node only
+	cfg.Storages = append(cfg.Storages, pvesim.StorageConfig{ID: "shared", Type: "rbd", Content: []string{"images"}, Shared: true, Clone: true})
+	cfg.Templates[0].Config["scsi0"] = "shared:base-9000-disk-0,size=3G"
+	cfg.Templates[0].Config["ide2"] = "shared:vm-9000-cloudinit,media=cdrom"
+	srv, _ := pvesimtest.Start(t, cfg)
+	ctx := context.Background()
+	thinPool(t, srv, "tenant-tdemo", 10<<30, 0)
+	a := run(t, srv, withStorage("tdemo", 1)) // on node only, as onboarding in Phase 1
+	if a["failed"] == true {
+		t.Fatalf("onboard: %v", a)
+	}
+	demo := tokenOf(t, srv, a)
+	// tenant_vm's way onto another node: a full clone on the template's node, then a migration
+	clone := "/nodes/" + node + "/qemu/9000/clone"
+	if err := task(ctx, demo, "POST", clone, map[string]any{"newid": 10102, "pool": "tenant-tdemo", "full": 1, "storage": "tenant-tdemo"}); err != nil {
+		t.Fatalf("clone onto its storage: %v", err)
+	}
+	migrate := "/nodes/" + node + "/qemu/10102/migrate"
+	if err := task(ctx, demo, "POST", migrate, map[string]any{"target": joined}); err == nil || !strings.Contains(err.Error(), "storage 'tenant-tdemo' is not available on node '"+joined+"'") {
+		t.Fatalf("migration to the joined node before the extension: %v", err)
+	}
+
+	members := map[string]any{"nodes": []any{node, joined}}
+	srv.ResetStats()
+	res := runStorages(t, srv, members)
+	if res["failed"] != true || !strings.Contains(res["msg"].(string), "nodes: storage tenant-tdemo cannot be extended to node "+joined+": it has no thin pool pve/tenant-tdemo") {
+		t.Fatalf("node without the pool: %v", res)
+	}
+	if w := srv.Stats().Writes; w != 0 {
+		t.Fatalf("%d write(s) before the refusal", w)
+	}
+	size, used := int64(10<<30), int64(0)
+	if err := srv.SetDisks(joined, pvesim.DiskRequest{VG: "pve", ThinPool: "tenant-tdemo", Size: &size, Used: &used}); err != nil {
+		t.Fatal(err)
+	}
+
+	check := map[string]any{"nodes": members["nodes"], "_ansible_check_mode": true, "_ansible_diff": true}
+	res = runStorages(t, srv, check)
+	if res["failed"] == true || res["changed"] != true || srv.Stats().Writes != 0 {
+		t.Fatalf("check mode: %v (%d writes)", res, srv.Stats().Writes)
+	}
+	res = runStorages(t, srv, members)
+	if res["failed"] == true || res["changed"] != true || strings.Join(strs(res["changes"]), "\n") != "extend storage tenant-tdemo to "+joined+" (nodes "+node+","+joined+")" {
+		t.Fatalf("extend: %v", res)
+	}
+	if again := runStorages(t, srv, members); again["changed"] != false {
+		t.Fatalf("second run changed: %v", again)
+	}
+	// a member leaving the list removes nothing: the node may still hold the tenant's disks
+	if fewer := runStorages(t, srv, map[string]any{"nodes": []any{node}}); fewer["changed"] != false {
+		t.Fatalf("a shorter member list changed: %v", fewer)
+	}
+	root := rootClientOf(t, srv)
+	var st map[string]any
+	if err := root.Get(ctx, "/storage/local-lvm", nil, &st); err != nil || st["nodes"] != nil {
+		t.Fatalf("local-lvm = %v (%v): the operator's storage was changed", st, err)
+	}
+	if err := task(ctx, demo, "POST", migrate, map[string]any{"target": joined}); err != nil {
+		t.Fatalf("migration to the joined node after the extension: %v", err)
+	}
+}
