@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/deevnet/tenant/internal/envelope"
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
@@ -14,14 +15,15 @@ import (
 type Options struct {
 	pve.Connection
 	plan.TenantOptions
-	State           string         `opt:"state"`
-	TenantStorage   *TenantStorage `opt:"tenant_storage"`
-	Template        int            `opt:"template"`
-	Storages        []string       `opt:"storages"`
-	Bridges         []string       `opt:"bridges"`
-	Privsep         bool           `opt:"privsep"`
-	RegenerateToken bool           `opt:"regenerate_token"`
-	Adopt           bool           `opt:"adopt"`
+	State           string             `opt:"state"`
+	TenantStorage   *TenantStorage     `opt:"tenant_storage"`
+	Envelope        *envelope.Envelope `opt:"envelope"`
+	Template        int                `opt:"template"`
+	Storages        []string           `opt:"storages"`
+	Bridges         []string           `opt:"bridges"`
+	Privsep         bool               `opt:"privsep"`
+	RegenerateToken bool               `opt:"regenerate_token"`
+	Adopt           bool               `opt:"adopt"`
 }
 
 // Module is pve_tenant_access: plugins/modules/pve_tenant_access.py documents it.
@@ -39,6 +41,7 @@ func spec() module.Spec {
 			"privsep":          {Type: module.TypeBool, Default: true},
 			"regenerate_token": {Type: module.TypeBool, Default: false},
 			"adopt":            {Type: module.TypeBool, Default: false},
+			"envelope":         plan.EnvelopeOption(),
 			"tenant_storage": {Type: module.TypeDict, Options: map[string]*module.Option{
 				"vgname": {Type: module.TypeStr, Default: "pve"},
 				"nodes":  {Type: module.TypeList, Elements: module.TypeStr, Required: true},
@@ -152,6 +155,11 @@ func (a Access) plan(ctx context.Context, d Desired, t plan.Tenant, tg Targets, 
 	}
 	if d.Storage != nil {
 		if err := a.checkStorage(ctx, *d.Storage, o.Storage); err != nil {
+			return planned{}, err
+		}
+	}
+	if opts.Envelope != nil {
+		if err := a.checkEnvelope(ctx, t.Name, d.Pool, *opts.Envelope); err != nil {
 			return planned{}, err
 		}
 	}

@@ -1,6 +1,6 @@
 # Copyright: deevnet.tenant developers
 # Apache License 2.0 (see LICENSE)
-"""The envelope option of tenant_plan and tenant_verify: the tenant's hardware limits from its attachment."""
+"""The envelope option of tenant_plan, tenant_verify and pve_tenant_access: the tenant's hardware limits."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ options:
       - M(deevnet.tenant.tenant_verify), with a PVE connection, checks what every guest of the tenant's pool takes
         (sockets x cores, memory, every disk but a CD-ROM, from each one's configuration) and fails when what runs goes
         over O(envelope.vms), O(envelope.cores) or O(envelope.memory), or what is allocated over O(envelope.disk).
+      - M(deevnet.tenant.pve_tenant_access), at onboarding (C(state=present)), refuses before any write an envelope below what
+        the tenant's pool already holds (the same count as M(deevnet.tenant.tenant_verify)'s), naming each limit, the use
+        and the envelope: a converge stops nothing that runs, so the operator lowers the tenant's use first.
       - A limit below 1 is refused, naming it. Not given (an attachment from before envelopes), nothing is checked
         against it.
     type: dict

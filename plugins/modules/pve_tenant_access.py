@@ -124,6 +124,7 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
+  - deevnet.tenant.envelope
   - deevnet.tenant.proxmox
 attributes:
   check_mode:
