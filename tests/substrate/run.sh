@@ -340,6 +340,13 @@ e=$(task_exit tother "$P2" "$u")
 u=$(tapi tother DELETE "/nodes/$P2/qemu/10350" | upid); [ "$(task_exit tother "$P2" "$u")" = OK ] || fail "remove tother's clone"
 for n in $NODES; do curl -sf --cacert "$CA" -X POST "$SIM_URL/_sim/disks/$n" -d '{"vg":"pve","thinpool":"tenant-tdemo","used":0}' >/dev/null; done
 contradiction no-thin-pool "node dv02hyp002p02 has no thin pool pve/tenant-tnope" onboard "---" -e tenant_name=tnope
+# an envelope below what tdemo's pool already runs (ADR-0014): refused at onboarding, nothing stopped or written
+contradiction envelope-below-use "over the envelope's 512 (envelope.memory)" onboard "$(cat <<'YML'
+all:
+  vars:
+    substrate_tenant_envelopes: {tdemo: {memory: 512}}
+YML
+)" -e tenant_name=tdemo
 
 # --- 5b. a node offline (#25): refused before any change, naming it; in maintenance, converged around it -------
 # p03 leaves the membership (pvesim as PVE shows it: offline in /nodes, 595 behind it). The operator's change
