@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/pvesim"
@@ -22,6 +23,13 @@ func startSim(t *testing.T) *pvesim.Server {
 // run executes the module once as Ansible would, with the root token, and returns the result.
 func run(t *testing.T, srv *pvesim.Server, args map[string]any) map[string]any {
 	t.Helper()
+	res, _ := runAsRoot(t, srv, Module(), args)
+	return res
+}
+
+// runAsRoot executes mod once with the root token and returns its result and exit code.
+func runAsRoot(t *testing.T, srv *pvesim.Server, mod module.Entry, args map[string]any) (map[string]any, int) {
+	t.Helper()
 	_, secret := srv.RootToken()
 	all := map[string]any{
 		"api_host": srv.Host(), "api_port": srv.Port(), "api_user": "root@pam",
@@ -30,8 +38,20 @@ func run(t *testing.T, srv *pvesim.Server, args map[string]any) map[string]any {
 	for k, v := range args {
 		all[k] = v
 	}
-	res, _ := moduletest.Execute(t, Module(), all)
-	return res
+	return moduletest.Execute(t, mod, all)
+}
+
+// twoNodeConfig is pvesim's default cluster with a second node, dv02hyp002p03, and the template
+// on shared storage, as the lab's (PVE clones a template on local storage to its own node only).
+func twoNodeConfig() pvesim.Config {
+	cfg := pvesim.DefaultConfig()
+	second := cfg.Nodes[0]
+	second.Name = "dv02hyp002p03"
+	cfg.Nodes = append(cfg.Nodes, second)
+	cfg.Storages = append(cfg.Storages, pvesim.StorageConfig{ID: "shared", Type: "rbd", Content: []string{"images"}, Shared: true, Clone: true})
+	cfg.Templates[0].Config["scsi0"] = "shared:base-9000-disk-0,size=3G"
+	cfg.Templates[0].Config["ide2"] = "shared:vm-9000-cloudinit,media=cdrom"
+	return cfg
 }
 
 func writes(srv *pvesim.Server) int { return srv.Stats().Writes }

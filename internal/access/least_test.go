@@ -28,14 +28,7 @@ type leastEnv struct {
 // second node, so its clone is made on the first and migrated (tenant_vm's applier.clone).
 func newLeastEnv(t *testing.T) *leastEnv {
 	t.Helper()
-	cfg := pvesim.DefaultConfig()
-	second := cfg.Nodes[0]
-	second.Name = leastNode
-	cfg.Nodes = append(cfg.Nodes, second)
-	cfg.Storages = append(cfg.Storages, pvesim.StorageConfig{ID: "shared", Type: "rbd", Content: []string{"images"}, Shared: true, Clone: true})
-	cfg.Templates[0].Config["scsi0"] = "shared:base-9000-disk-0,size=3G"
-	cfg.Templates[0].Config["ide2"] = "shared:vm-9000-cloudinit,media=cdrom"
-	srv, _ := pvesimtest.Start(t, cfg)
+	srv, _ := pvesimtest.Start(t, twoNodeConfig())
 	size, used := int64(64<<30), int64(0)
 	for _, n := range []string{node, leastNode} {
 		if err := srv.SetDisks(n, pvesim.DiskRequest{VG: "pve", ThinPool: "tenant-tdemo", Size: &size, Used: &used}); err != nil {
@@ -54,7 +47,7 @@ func newLeastEnv(t *testing.T) *leastEnv {
 }
 
 // leastNode is the second fabric member, where the automation's VM lives.
-const leastNode = "dv02hyp002p03"
+const leastNode = "dv02hyp002p03" // twoNodeConfig's second node
 
 // leastOnboarding is onboarding's arguments (playbooks/tasks/onboard.yml): no shared storage, the
 // tenant's own on both members.

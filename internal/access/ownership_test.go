@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/deevnet/tenant/internal/module"
-	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pvesim"
 	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 	"github.com/deevnet/tenant/internal/sdn"
@@ -15,13 +14,7 @@ import (
 // tenant owns, so that the access module has something to be refused on).
 func runOther(t *testing.T, srv *pvesim.Server, mod module.Entry, args map[string]any) {
 	t.Helper()
-	_, secret := srv.RootToken()
-	all := map[string]any{"api_host": srv.Host(), "api_port": srv.Port(), "api_user": "root@pam",
-		"api_token_id": "sim", "api_token_secret": secret, "ca_path": srv.CAFile()}
-	for k, v := range args {
-		all[k] = v
-	}
-	if res, code := moduletest.Execute(t, mod, all); code != 0 {
+	if res, code := runAsRoot(t, srv, mod, args); code != 0 {
 		t.Fatalf("setup %v: %v", args, res)
 	}
 }

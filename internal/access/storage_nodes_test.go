@@ -5,23 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pvesim"
 	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 )
 
-const joined = "dv02hyp002p03"
+const joined = "dv02hyp002p03" // twoNodeConfig's second node
 
 // runStorages runs pve_tenant_storages with the root token.
 func runStorages(t *testing.T, srv *pvesim.Server, args map[string]any) map[string]any {
 	t.Helper()
-	_, secret := srv.RootToken()
-	all := map[string]any{"api_host": srv.Host(), "api_port": srv.Port(), "api_user": "root@pam",
-		"api_token_id": "sim", "api_token_secret": secret, "ca_path": srv.CAFile()}
-	for k, v := range args {
-		all[k] = v
-	}
-	res, _ := moduletest.Execute(t, StoragesModule(), all)
+	res, _ := runAsRoot(t, srv, StoragesModule(), args)
 	return res
 }
 
@@ -29,15 +22,7 @@ func runStorages(t *testing.T, srv *pvesim.Server, args map[string]any) map[stri
 // clone onto it is refused by PVE; a node without the thin pool is refused before any write; the
 // operator's own storages are left alone; a second run changes nothing.
 func TestTenantStoragesFollowTheFabric(t *testing.T) {
-	cfg := pvesim.DefaultConfig()
-	second := cfg.Nodes[0]
-	second.Name = joined
-	cfg.Nodes = append(cfg.Nodes, second)
-	// the template on shared storage, as the lab's: PVE clones a template on local storage to its own node only
-	cfg.Storages = append(cfg.Storages, pvesim.StorageConfig{ID: "shared", Type: "rbd", Content: []string{"images"}, Shared: true, Clone: true})
-	cfg.Templates[0].Config["scsi0"] = "shared:base-9000-disk-0,size=3G"
-	cfg.Templates[0].Config["ide2"] = "shared:vm-9000-cloudinit,media=cdrom"
-	srv, _ := pvesimtest.Start(t, cfg)
+	srv, _ := pvesimtest.Start(t, twoNodeConfig())
 	ctx := context.Background()
 	thinPool(t, srv, "tenant-tdemo", 10<<30, 0)
 	a := run(t, srv, withStorage("tdemo", 1)) // on node only, as onboarding in Phase 1
