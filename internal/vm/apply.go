@@ -149,7 +149,7 @@ func (a *applier) clone() (map[string]string, Delta, error) {
 	}
 	if migrate {
 		if err := a.post("migrate", a.base(from)+"/migrate", map[string]any{"target": d.Node}); err != nil {
-			return nil, Delta{}, fmt.Errorf("%w (the clone made on the template's node %s, moving to %s; run again once it can move, or remove VM %d)", err, from, d.Node, d.VMID)
+			return nil, Delta{}, fmt.Errorf("%w (the clone stays on the template's node %s, where later runs converge it, since an existing VM stays where it is; to have it on %s, remove VM %d and run again)", err, from, d.Node, d.VMID)
 		}
 	}
 	cur, _, err := ReadConfig(a.ctx, a.api, d.Node, d.VMID)
