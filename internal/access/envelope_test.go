@@ -18,7 +18,7 @@ func TestEnvelopeBelowUseRefused(t *testing.T) {
 	if res := run(t, srv, env(8, 16, 32768, 256)); res["failed"] == true {
 		t.Fatalf("onboard: %v", res["msg"])
 	}
-	root := rootClientOf(t, srv)
+	root := rootClient(t, srv)
 	if err := task(ctx, root, "POST", "/nodes/"+node+"/qemu/9000/clone", map[string]any{"newid": 10101, "pool": "tenant-tdemo", "full": 1}); err != nil {
 		t.Fatal(err)
 	}

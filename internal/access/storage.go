@@ -71,9 +71,14 @@ func (a Access) readStorage(ctx context.Context, id string) (storageObserved, er
 	default:
 		return storageObserved{}, fmt.Errorf("read storage %s: %w", id, err)
 	}
-	nodes := strings.FieldsFunc(cfg.Nodes, func(r rune) bool { return r == ',' || r == ' ' || r == ';' })
+	return storageObserved{Exists: true, Type: cfg.Type, VGName: cfg.VGName, ThinPool: cfg.ThinPool, Content: cfg.Content, Nodes: splitNodes(cfg.Nodes)}, nil
+}
+
+// splitNodes is a storage's nodes property (a list PVE writes comma-separated), sorted, without repeats.
+func splitNodes(list string) []string {
+	nodes := strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == ';' })
 	slices.Sort(nodes)
-	return storageObserved{Exists: true, Type: cfg.Type, VGName: cfg.VGName, ThinPool: cfg.ThinPool, Content: cfg.Content, Nodes: nodes}, nil
+	return slices.Compact(nodes)
 }
 
 // checkStorage refuses, with reads only, a storage onboarding cannot make the tenant's: an id

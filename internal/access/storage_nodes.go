@@ -65,9 +65,7 @@ func readTenantStorages(ctx context.Context, c *pve.Client) ([]tenantStorage, er
 		if !isTenantStorage(s.Type, s.Storage, s.ThinPool) {
 			continue
 		}
-		nodes := strings.FieldsFunc(s.Nodes, func(r rune) bool { return r == ',' || r == ' ' || r == ';' })
-		slices.Sort(nodes)
-		out = append(out, tenantStorage{ID: s.Storage, VGName: s.VGName, Nodes: slices.Compact(nodes)})
+		out = append(out, tenantStorage{ID: s.Storage, VGName: s.VGName, Nodes: splitNodes(s.Nodes)})
 	}
 	slices.SortFunc(out, func(a, b tenantStorage) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil

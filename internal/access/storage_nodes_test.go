@@ -60,7 +60,7 @@ func TestTenantStoragesFollowTheFabric(t *testing.T) {
 		t.Fatalf("check mode: %v (%d writes)", res, srv.Stats().Writes)
 	}
 	res = runStorages(t, srv, members)
-	if res["failed"] == true || res["changed"] != true || strings.Join(strs(res["changes"]), "\n") != "extend storage tenant-tdemo to "+joined+" (nodes "+node+","+joined+")" {
+	if res["failed"] == true || res["changed"] != true || strings.Join(toStrings(res["changes"]), "\n") != "extend storage tenant-tdemo to "+joined+" (nodes "+node+","+joined+")" {
 		t.Fatalf("extend: %v", res)
 	}
 	if again := runStorages(t, srv, members); again["changed"] != false {
@@ -70,7 +70,7 @@ func TestTenantStoragesFollowTheFabric(t *testing.T) {
 	if fewer := runStorages(t, srv, map[string]any{"nodes": []any{node}}); fewer["changed"] != false {
 		t.Fatalf("a shorter member list changed: %v", fewer)
 	}
-	root := rootClientOf(t, srv)
+	root := rootClient(t, srv)
 	var st map[string]any
 	if err := root.Get(ctx, "/storage/local-lvm", nil, &st); err != nil || st["nodes"] != nil {
 		t.Fatalf("local-lvm = %v (%v): the operator's storage was changed", st, err)

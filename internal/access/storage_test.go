@@ -58,22 +58,11 @@ func TestTenantStorageRefusedBeforeAnyWrite(t *testing.T) {
 		"reading node nosuchnode's thin pools")
 	// an id taken by a storage of another kind: PVE cannot change vgname or thinpool
 	thinPool(t, srv, "tenant-tdemo", 10<<30, 0)
-	root := rootClientOf(t, srv)
+	root := rootClient(t, srv)
 	if err := root.Post(context.Background(), "/storage", map[string]any{"storage": "tenant-tdemo", "type": "dir", "path": "/srv"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	refused(t, srv, withStorage("tdemo", 1), "storage tenant-tdemo exists as type dir")
-}
-
-func rootClientOf(t *testing.T, srv *pvesim.Server) *pve.Client {
-	t.Helper()
-	_, secret := srv.RootToken()
-	c, err := pve.New(pve.Config{Host: srv.Host(), Port: srv.Port(), User: "root@pam", TokenID: "sim",
-		TokenSecret: secret, ValidateCerts: true, CAPath: srv.CAFile(), Retries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // Onboarding registers the tenant's storage and grants its token space there only: its clones'
@@ -90,7 +79,7 @@ func TestTenantStorage(t *testing.T) {
 	args := withStorage("tdemo", 1)
 	args["_ansible_check_mode"], args["_ansible_diff"] = true, true
 	res := run(t, srv, args)
-	if res["failed"] == true || res["changed"] != true || !strings.Contains(strings.Join(strs(res["changes"]), "\n"), "create storage tenant-tdemo") {
+	if res["failed"] == true || res["changed"] != true || !strings.Contains(strings.Join(toStrings(res["changes"]), "\n"), "create storage tenant-tdemo") {
 		t.Fatalf("check mode: %v", res)
 	}
 	if w := writes(srv) - w0; w != 0 {
@@ -106,7 +95,7 @@ func TestTenantStorage(t *testing.T) {
 	if again := run(t, srv, withStorage("tdemo", 1)); again["changed"] != false {
 		t.Fatalf("second run changed: %v", again["changes"])
 	}
-	root := rootClientOf(t, srv)
+	root := rootClient(t, srv)
 	var st map[string]any
 	if err := root.Get(ctx, "/storage/tenant-tdemo", nil, &st); err != nil {
 		t.Fatal(err)
@@ -166,20 +155,10 @@ func TestTenantStorage(t *testing.T) {
 	if err := task(ctx, root, "DELETE", "/nodes/"+node+"/qemu/10101", nil); err != nil {
 		t.Fatal(err)
 	}
-	if res := run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent"}); res["failed"] == true || !strings.Contains(strings.Join(strs(res["changes"]), "\n"), "delete storage tenant-tdemo") {
+	if res := run(t, srv, map[string]any{"name": "tdemo", "index": 1, "state": "absent"}); res["failed"] == true || !strings.Contains(strings.Join(toStrings(res["changes"]), "\n"), "delete storage tenant-tdemo") {
 		t.Fatalf("absent: %v", res)
 	}
 	if err := root.Get(ctx, "/storage/tenant-tdemo", nil, &st); err == nil {
 		t.Fatal("tenant-tdemo still registered after absent")
 	}
-}
-
-func strs(v any) []string {
-	var out []string
-	l, _ := v.([]any)
-	for _, x := range l {
-		s, _ := x.(string)
-		out = append(out, s)
-	}
-	return out
 }
