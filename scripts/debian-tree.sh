@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # debian-tree.sh: real Debian tools without installing them on the machine. Builds (once, cached) a
 # Debian 13 "trixie" root filesystem (PVE 9's base: FRR 10, ifupdown2 3.0.0) with mmdebstrap holding
-# ifupdown2, FRR (+ frr-pythontools), nftables, iproute2, Unbound and dig, and runs a command from it
+# ifupdown2, FRR (+ frr-pythontools), nftables, iproute2, Unbound, dig and lvm2 with
+# thin-provisioning-tools (the lab's thin pools: activation runs thin_check), and runs a command from it
 # inside a private network + mount namespace. The machine itself may be Debian 12: trixie comes from
 # the same mirror its apt sources name (their suites renamed), through apt's own signature checks.
 # Used by the rendering checks (ifquery --syntax-check, vtysh --dryrun, frr-reload.py --test), the
@@ -27,7 +28,7 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
 SUITE=trixie
 # per suite: a tree of another suite under the same name would be rebuilt by whoever runs the other
 TREE=${DEEVNET_TREE:-$CACHE/debian-tree-$SUITE}
-PACKAGES=ifupdown2,bridge-utils,frr,frr-pythontools,nftables,iproute2,unbound,iputils-ping,bind9-dnsutils,kmod,mount,procps,iptables,tcpdump,netcat-openbsd,python3,openssh-server,openssh-client
+PACKAGES=ifupdown2,bridge-utils,frr,frr-pythontools,nftables,iproute2,unbound,iputils-ping,bind9-dnsutils,kmod,mount,procps,iptables,tcpdump,netcat-openbsd,python3,openssh-server,openssh-client,lvm2,thin-provisioning-tools
 STAMP="$TREE/.deevnet-tree"
 want=$(printf '%s\n' "$SUITE $PACKAGES" | sha256sum | cut -c1-16)
 APTDIR=$CACHE/apt-$SUITE
