@@ -17,7 +17,7 @@
 #                     tdemo (2 VNets, 3 VMs) and tother (2 VMs); idempotence (changed=0 on every host);
 #                     verify = lab.sh vms + every check (box, fabric, tenants, L2VNI, L3VNI, egress with the
 #                     NAT address, dig A/PTR through 10.20.99.1, isolation, the packet sweep and the vmbr0
-#                     move of test/lab/probe.sh); side_effect = the destroy
+#                     move of test/lab/probe.sh, the envelope in the kernel: check_envelope); side_effect = the destroy
 #                     playbook for tdemo, index released; verify again (tdemo gone from both nodes, every
 #                     tother check); side_effect_reuse = onboard + tenant for tnext at index 1; verify with
 #                     tnext and tother (index reuse: test/lab/README.md); destroy
