@@ -88,9 +88,14 @@ func (f File) TenantOf(resources []Resource, vmid int) (string, Resource, error)
 // envelope limit, or when its cicustom names any snippet. One line naming the tenant, the totals
 // and each limit; nil when the VM is no tenant's.
 //
-// Counted: the tenant pool's other running guests by /cluster/resources (maxcpu, maxmem) plus
-// this VM's sockets x cores and memory (the most it can hotplug up to, not its vcpus). A VM
-// already running elsewhere (a live migration's target start) is not counted twice.
+// Counted: this VM's sockets x cores and memory (the most it can hotplug up to, not its vcpus),
+// plus the same of each of the tenant pool's other running guests (RunningPeers), read from
+// peers, their running configurations (GET .../config with current=1), never from
+// /cluster/resources: PVE's vmstatus caps maxcpu at the node's CPU count and replaces it with
+// vcpus when set (qemu-server QemuServer.pm), so a running guest of 64 vCPUs on a 16-CPU node
+// reads as 16, and one with vcpus=1 as 1 while it may hotplug up to its cores. A running peer
+// whose configuration is missing from peers is refused, not guessed. A VM already running
+// elsewhere (a live migration's target start) is not counted twice.
 //
 // Snippets: a tenant's own snippet does not exist. PVE's upload API takes only iso, vztmpl and
 // import content (pve-storage API2/Storage/Status.pm upload), so no tenant can write a snippet,
@@ -98,7 +103,7 @@ func (f File) TenantOf(resources []Resource, vmid int) (string, Resource, error)
 // site's. cicustom is not checked against the caller's storage privileges and its files are read
 // by root at start (qemu-server Cloudinit.pm read_cloudinit_snippets_file), so any cicustom on a
 // tenant's VM is refused.
-func (f File) CheckStart(resources []Resource, vmid int, config map[string]any) (string, error) {
+func (f File) CheckStart(resources []Resource, vmid int, config map[string]any, peers map[int]map[string]any) (string, error) {
 	name, self, err := f.TenantOf(resources, vmid)
 	if err != nil || name == "" {
 		return name, err
@@ -112,10 +117,16 @@ func (f File) CheckStart(resources []Resource, vmid int, config map[string]any) 
 		return name, fmt.Errorf("VM %d: %w", vmid, err)
 	}
 	vms, cores, mem := 1, starting.Cores, starting.Memory
-	for _, r := range resources {
-		if r.Pool == self.Pool && r.VMID != vmid && r.Status == "running" {
-			vms, cores, mem = vms+1, cores+r.MaxCPU, mem+int(r.MaxMem>>20)
+	for _, r := range runningPeers(resources, self) {
+		peer, ok := peers[r.VMID]
+		if !ok {
+			return name, fmt.Errorf("tenant %s: VM %d runs in pool %s and its configuration was not read; refusing to start %d without counting it", name, r.VMID, self.Pool, vmid)
 		}
+		g, err := envelope.GuestFromConfig(peer, true)
+		if err != nil {
+			return name, fmt.Errorf("VM %d (running): %w", r.VMID, err)
+		}
+		vms, cores, mem = vms+1, cores+g.Cores, mem+g.Memory
 	}
 	var over []string
 	for _, l := range []struct {
@@ -133,6 +144,26 @@ func (f File) CheckStart(resources []Resource, vmid int, config map[string]any) 
 		return name, fmt.Errorf("tenant %s: starting %d %s", name, vmid, strings.Join(over, "; "))
 	}
 	return name, nil
+}
+
+// RunningPeers are the guests of vmid's tenant pool, other than vmid, that run: those whose
+// running configurations CheckStart needs. None when vmid is no tenant's.
+func (f File) RunningPeers(resources []Resource, vmid int) ([]Resource, error) {
+	name, self, err := f.TenantOf(resources, vmid)
+	if err != nil || name == "" {
+		return nil, err
+	}
+	return runningPeers(resources, self), nil
+}
+
+func runningPeers(resources []Resource, self Resource) []Resource {
+	var out []Resource
+	for _, r := range resources {
+		if r.Pool == self.Pool && r.VMID != self.VMID && r.Status == "running" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // str is a config value as text: pvesh prints numbers as JSON numbers, strings as strings.

@@ -30,6 +30,18 @@ var cluster = []Resource{
 	{VMID: 10301, Pool: "tenant-tnew", Status: "stopped"},
 }
 
+// configsOf is each running guest's running configuration, as the cluster's figures say (the
+// tests' clusters run guests whose maxcpu PVE did not cap).
+func configsOf(resources []Resource) map[int]map[string]any {
+	out := map[int]map[string]any{}
+	for _, r := range resources {
+		if r.Status == "running" {
+			out[r.VMID] = map[string]any{"cores": float64(r.MaxCPU), "memory": float64(r.MaxMem >> 20)}
+		}
+	}
+	return out
+}
+
 func TestCheckStart(t *testing.T) {
 	f := file(t)
 	for _, c := range []struct {
@@ -61,7 +73,7 @@ func TestCheckStart(t *testing.T) {
 		{"bad memory", 10104, map[string]any{"memory": "current=lots"}, "tdemo", `VM 10104: config memory "current=lots" has no whole number of MiB`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tenant, err := f.CheckStart(cluster, c.vmid, c.config)
+			tenant, err := f.CheckStart(cluster, c.vmid, c.config, configsOf(cluster))
 			if tenant != c.tenant {
 				t.Errorf("tenant %q, want %q", tenant, c.tenant)
 			}
@@ -85,13 +97,41 @@ func TestVMCount(t *testing.T) {
 	f := file(t)
 	running := append([]Resource{}, cluster...)
 	running[2].Status, running[2].MaxCPU, running[2].MaxMem = "running", 1, gib // tdemo: 3 running
-	_, err := f.CheckStart(running, 10104, map[string]any{})
+	_, err := f.CheckStart(running, 10104, map[string]any{}, configsOf(running))
 	if want := "tenant tdemo: starting 10104 makes 4 VMs running, over its envelope of 3 VMs (envelope.vms)"; err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %q", err, want)
 	}
 	// The target start of a live migration: 10103 runs on the source and is not counted twice.
-	if _, err := f.CheckStart(running, 10103, map[string]any{}); err != nil {
+	if _, err := f.CheckStart(running, 10103, map[string]any{}, configsOf(running)); err != nil {
 		t.Fatalf("refused: %v", err)
+	}
+}
+
+// A running peer is counted by what it runs with, not by /cluster/resources' maxcpu, which PVE
+// caps at the node's CPU count and replaces with vcpus (QemuServer.pm vmstatus): 10101 runs 2
+// sockets x 16 cores on a node of 16 CPUs (maxcpu 16) with vcpus 2 (maxcpu 2).
+func TestRunningPeerCountedByItsConfig(t *testing.T) {
+	f := file(t)
+	capped := []Resource{
+		{VMID: 10101, Pool: "tenant-tdemo", Status: "running", MaxCPU: 2, MaxMem: gib},
+		{VMID: 10103, Pool: "tenant-tdemo", Status: "stopped"},
+	}
+	peers := map[int]map[string]any{10101: {"sockets": "2", "cores": "16", "vcpus": "2", "memory": "1024"}}
+	_, err := f.CheckStart(capped, 10103, map[string]any{}, peers)
+	if want := "tenant tdemo: starting 10103 makes 33 vCPUs running, over its envelope of 16 vCPUs (envelope.cores)"; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	peers[10101]["cores"] = "1"
+	if _, err := f.CheckStart(capped, 10103, map[string]any{}, peers); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	// A running peer whose configuration was not read is not guessed.
+	_, err = f.CheckStart(capped, 10103, map[string]any{}, nil)
+	if want := "tenant tdemo: VM 10101 runs in pool tenant-tdemo and its configuration was not read; refusing to start 10103 without counting it"; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	if got, err := f.RunningPeers(capped, 10103); err != nil || len(got) != 1 || got[0].VMID != 10101 {
+		t.Fatalf("RunningPeers: %v, %v", got, err)
 	}
 }
 

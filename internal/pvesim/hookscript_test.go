@@ -176,6 +176,9 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 	// A bigger VM: the template's 2 vCPUs and 2048 MiB each would be fine; 3 vCPUs are over
 	// once 10101 runs.
 	a.tenant.ok("PUT", cfg("10102"), vals("cores", "3"), nil)
+	// 10101 runs with vcpus 1 of its 2 cores: /cluster/resources says maxcpu 1, but it may
+	// hotplug to 2, so the guard counts 2 from its running configuration (2 + 3 = 5, not 4).
+	a.tenant.ok("PUT", cfg("10101"), vals("vcpus", "1"), nil)
 	// In the envelope: post-start cannot place a QEMU that pvesim does not run, and says so.
 	start(a.tenant, "10101", "OK", "hookscript error for 10101 on post-start: command '/var/lib/vz/snippets/"+guardName+" 10101 post-start' failed: exit code 1")
 	start(a.tenant, "10102", refused("10102"), "tenant tdemo: starting 10102 makes 5 vCPUs running, over its envelope of 4 vCPUs (envelope.cores)")

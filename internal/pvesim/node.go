@@ -60,6 +60,16 @@ func (s *Server) clusterStatus(r *reqCtx) (any, error) {
 	return out, nil
 }
 
+// nodeCPUs is a node's CPU count (0 when it is not configured). Called with the lock held.
+func (s *Server) nodeCPUs(name string) int {
+	for _, n := range s.st.Nodes {
+		if n.Name == name {
+			return n.MaxCPU
+		}
+	}
+	return 0
+}
+
 func (s *Server) nodeStatus(r *reqCtx) (any, error) {
 	name := r.params.Str("node")
 	for _, n := range s.st.Nodes {
@@ -102,7 +112,7 @@ func (s *Server) resources(r *reqCtx) (any, error) {
 			if off := s.st.offline(vm.Node); off == nil || off.rrdFresh() {
 				// the guest's RRD entry: gone five minutes after its node left (extract_vm_stats)
 				o["name"], o["status"], o["template"] = vm.Config["name"], vm.Status, boolInt(vm.Template)
-				o["maxcpu"], o["maxmem"], o["maxdisk"] = vmMaxCPU(vm.Config), vmMaxMem(vm.Config), vmMaxDisk(vm.Config)
+				o["maxcpu"], o["maxmem"], o["maxdisk"] = vmMaxCPU(vm.Config, s.nodeCPUs(vm.Node)), vmMaxMem(vm.Config), vmMaxDisk(vm.Config)
 			}
 			if vm.Pool != "" {
 				o["pool"] = vm.Pool

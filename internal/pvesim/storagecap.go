@@ -437,13 +437,18 @@ func (s *Server) serveDisks(w http.ResponseWriter, r *http.Request, node string,
 	reply(nil)
 }
 
-// vmMaxCPU is a VM's vCPUs as vmstatus reports them (QemuServer.pm): vcpus when set, else
-// sockets x cores (each 1 by default).
-func vmMaxCPU(c map[string]string) int {
-	if v := atoiSafe(c["vcpus"]); v > 0 {
-		return v
+// vmMaxCPU is a VM's vCPUs as vmstatus reports them (QemuServer.pm): sockets x cores (each 1 by
+// default) capped at its node's CPU count (nodeCPUs, when known), then vcpus when set. So it is
+// not what a guest may run with: a 64-vCPU guest on a 16-CPU node reads 16.
+func vmMaxCPU(c map[string]string, nodeCPUs int) int {
+	n := max(atoiSafe(c["sockets"]), 1) * max(atoiSafe(c["cores"]), 1)
+	if nodeCPUs > 0 && n > nodeCPUs {
+		n = nodeCPUs
 	}
-	return max(atoiSafe(c["sockets"]), 1) * max(atoiSafe(c["cores"]), 1)
+	if v := atoiSafe(c["vcpus"]); v > 0 {
+		n = v
+	}
+	return n
 }
 
 // vmMaxMem is a VM's memory in bytes: PVE 9's memory property string, "4096" or

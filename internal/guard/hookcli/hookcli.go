@@ -130,7 +130,20 @@ func preStart(o options, arg string) error {
 	if err := pvesh(&config, fmt.Sprintf("/nodes/%s/qemu/%d/config", self.Node, id)); err != nil {
 		return err
 	}
-	_, err = f.CheckStart(res, id, config)
+	running, err := f.RunningPeers(res, id)
+	if err != nil {
+		return err
+	}
+	// what each running peer runs with (current=1: not its pending changes), not its maxcpu
+	peers := make(map[int]map[string]any, len(running))
+	for _, r := range running {
+		var c map[string]any
+		if err := pvesh(&c, fmt.Sprintf("/nodes/%s/qemu/%d/config", r.Node, r.VMID), "--current", "1"); err != nil {
+			return err
+		}
+		peers[r.VMID] = c
+	}
+	_, err = f.CheckStart(res, id, config, peers)
 	return err
 }
 
