@@ -34,6 +34,9 @@
 #      left out of the converge that needs it), DRILL_NO_QDEVICE=1 (drills (a)/(b): the QDevice's host goes
 #      down with the node, so the two-node cluster has no quorum and the converge must fail naming it)
 set -euo pipefail
+# The drills measure recovery; the envelope's kernel-level proof (check_envelope) is
+# test-lab-tenants' and needs both tenants of the start, which drill (c)'s rebuilt site lacks.
+export LAB_ENVELOPE=${LAB_ENVELOPE:-0}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/lab
 VENV=${VENV:-$ROOT/.venv}

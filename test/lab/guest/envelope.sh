@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # envelope.sh (inside the lab guest; lab.sh check_envelope copies it in with the binaries it needs
 # and passes every name, size and limit, read back from pvesim and the attachment files):
 #
