@@ -9,6 +9,10 @@
 #                         apply, node network; DNS updates and transfers outside its zones), each
 #                         outcome exactly (status and PVE's message, rcode); and its squat of tother's
 #                         vmid is named by the holding pool in tenant_vm, verify and the site report.
+#                         The exhaustion probes (issue 35, probe/exhaust.go), with the envelope guard
+#                         the playbooks install: memory, vCPUs, a snippet, disk growth, the VM count
+#                         and a VM made without the template, each refused at start or capped;
+#                         ADVERSARY_NO_GUARD=1 is their control (they must fail).
 #                         Packets from inside the VMs: the lab's sweep and vmbr0 move (test/lab/probe.sh,
 #                         lab.sh check_probes), run by make test-lab-tenants' verify in the lab it boots
 #                         anyway (no lab boot of its own; docs/security.md, "Packets").

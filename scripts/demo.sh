@@ -23,6 +23,8 @@ export MOLECULE_SCENARIO_NAME=demo   # the shared inventory derives lab_dir from
 export ANSIBLE_FORCE_COLOR=0
 PLAYBOOK=${ANSIBLE_PLAYBOOK:-$ROOT/.venv/bin/ansible-playbook}
 INV=$ROOT/extensions/molecule/shared/inventory
+# the envelope guard on the lab's nodes (roles/substrate tasks/guard.yml), as on PVE nodes
+GUARD_INV=$ROOT/extensions/molecule/shared/guard
 ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 build(){
@@ -34,7 +36,7 @@ stats(){ curl -sf --cacert "$DIR/pvesim-ca.pem" "$(url)/_sim/stats"; }
 reset_stats(){ curl -sf -X POST --cacert "$DIR/pvesim-ca.pem" "$(url)/_sim/stats/reset" >/dev/null; }
 url(){ sed -n 's/^pvesim_url: //p' "$DIR/substrate.yml"; }
 converge(){ # log file
-  "$PLAYBOOK" -i "$INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/converge-tdemo.yml" > "$1" 2>&1 \
+  "$PLAYBOOK" -i "$INV" -i "$GUARD_INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/converge-tdemo.yml" > "$1" 2>&1 \
     || { tail -40 "$1"; echo "demo: converge failed, log $1" >&2; exit 1; }
   grep -E '^localhost +:' "$1" | tail -1
 }
@@ -54,9 +56,9 @@ report_path(){ sed -n 's/.*"msg": "site report: \([^ ]*\) .*/\1/p' "$DIR/verify.
 
 # tother beside tdemo, then verify both: verify.yml writes the site report.
 report(){
-  "$PLAYBOOK" -i "$INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/converge-tother.yml" > "$DIR/converge-tother.log" 2>&1 \
+  "$PLAYBOOK" -i "$INV" -i "$GUARD_INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/converge-tother.yml" > "$DIR/converge-tother.log" 2>&1 \
     || { tail -40 "$DIR/converge-tother.log"; echo "demo: converge of tother failed, log $DIR/converge-tother.log" >&2; exit 1; }
-  "$PLAYBOOK" -i "$INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/verify-both.yml" > "$DIR/verify.log" 2>&1 \
+  "$PLAYBOOK" -i "$INV" -i "$GUARD_INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/verify-both.yml" > "$DIR/verify.log" 2>&1 \
     || { tail -40 "$DIR/verify.log"; echo "demo: verify failed (the report says which check), log $DIR/verify.log" >&2; exit 1; }
 }
 

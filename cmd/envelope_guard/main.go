@@ -6,11 +6,14 @@
 //	envelope_guard <vmid> post-start   place the VM's QEMU process in the tenant's cgroup v2 group
 //	envelope_guard <vmid> <phase>      any other phase: nothing (exit 0)
 //	envelope_guard place <vmid>        post-start's work alone
-//	envelope_guard [-check] sweep      set the guard as the hookscript of every tenant VM lacking it
+//	envelope_guard [-check] [-template N] [-away NODES] sweep
+//	                                   set the guard as the hookscript of every tenant VM lacking it
+//	                                   (and of template N, which every tenant clones)
 //
 // Flags, before the arguments (PVE passes none): -envelopes (default deevnet-envelopes.json
 // beside this executable), -cgroup-root (/sys/fs/cgroup), -run-dir (/var/run/qemu-server),
-// -volume (sweep's hookscript, local:snippets/deevnet-envelope-guard), -check (sweep: change nothing).
+// -volume (sweep's hookscript, local:snippets/deevnet-envelope-guard), -check (sweep: change nothing),
+// -template (sweep: the shared template too), -away (sweep: nodes in maintenance, left alone).
 // Cluster state comes from `pvesh` on PATH, as root needs no token on its own node.
 package main
 

@@ -154,7 +154,11 @@ func (a Access) plan(ctx context.Context, d Desired, t plan.Tenant, tg Targets, 
 		return planned{}, err
 	}
 	if d.Storage != nil {
-		if err := a.checkStorage(ctx, *d.Storage, o.Storage); err != nil {
+		diskGiB := 0
+		if opts.Envelope != nil {
+			diskGiB = opts.Envelope.Disk
+		}
+		if err := a.checkStorage(ctx, *d.Storage, o.Storage, diskGiB); err != nil {
 			return planned{}, err
 		}
 	}

@@ -85,7 +85,11 @@ func splitNodes(list string) []string {
 // taken by a storage of another kind (PVE cannot change an lvmthin storage's vgname or thinpool,
 // they are fixed), a node that is not in the cluster, or a node without the thin pool (POST
 // /storage would fail on the API's node; a VM placed on another node could not allocate there).
-func (a Access) checkStorage(ctx context.Context, w storageWant, o storageObserved) error {
+//
+// With diskGiB (the envelope's disk, 0 without an envelope) it also refuses a thin pool larger than
+// that: the pool's size is what bounds the tenant's disk (ADR-0014 decision 2), and a thin pool
+// cannot be shrunk.
+func (a Access) checkStorage(ctx context.Context, w storageWant, o storageObserved, diskGiB int) error {
 	where := fmt.Sprintf("tenant_storage: storage %s (lvmthin on %s/%s)", w.ID, w.VGName, w.ThinPool)
 	if len(w.Nodes) == 0 {
 		return fmt.Errorf("%s: nodes is empty; it lists the fabric's members the storage is on", where)
@@ -95,25 +99,28 @@ func (a Access) checkStorage(ctx context.Context, w storageWant, o storageObserv
 			where, w.ID, o.Type, o.VGName, o.ThinPool, w.ID)
 	}
 	for _, node := range w.Nodes {
-		var pools []struct {
-			LV string `json:"lv"`
-			VG string `json:"vg"`
-		}
+		var pools []lvmThinPool
 		if err := a.C.Get(ctx, "/nodes/"+url.PathEscape(node)+"/disks/lvmthin", nil, &pools); err != nil {
 			return fmt.Errorf("%s cannot be created: reading node %s's thin pools (GET /nodes/%s/disks/lvmthin): %w", where, node, node, err)
 		}
-		found := slices.ContainsFunc(pools, func(p struct {
-			LV string `json:"lv"`
-			VG string `json:"vg"`
-		}) bool {
-			return p.VG == w.VGName && p.LV == w.ThinPool
-		})
-		if !found {
+		i := slices.IndexFunc(pools, func(p lvmThinPool) bool { return p.VG == w.VGName && p.LV == w.ThinPool })
+		if i < 0 {
 			return fmt.Errorf("%s cannot be created: node %s has no thin pool %s/%s (make it on each node first, sized to the envelope's disk: lvcreate --type thin-pool -L <disk>G -n %s %s)",
 				where, node, w.VGName, w.ThinPool, w.ThinPool, w.VGName)
 		}
+		if limit := int64(diskGiB) << 30; diskGiB > 0 && pools[i].Size > limit {
+			return fmt.Errorf("%s: node %s's thin pool %s/%s holds %d bytes (%.1f GiB), more than the envelope's disk of %d GiB (envelope.disk): the pool is what bounds the tenant's disk, so make it at most %d GiB (a thin pool cannot shrink: remove and make it again while it is empty) or raise envelope.disk (substrate_tenant_envelopes)",
+				where, node, w.VGName, w.ThinPool, pools[i].Size, float64(pools[i].Size)/(1<<30), diskGiB, diskGiB)
+		}
 	}
 	return nil
+}
+
+// lvmThinPool is one entry of GET /nodes/<node>/disks/lvmthin (pve-storage's LvmThinPlugin list_thinpools).
+type lvmThinPool struct {
+	LV   string `json:"lv"`
+	VG   string `json:"vg"`
+	Size int64  `json:"lv_size"`
 }
 
 // storageOps registers the storage when it is missing, or sets its nodes and content back.

@@ -65,6 +65,20 @@ func TestTenantStorageRefusedBeforeAnyWrite(t *testing.T) {
 	refused(t, srv, withStorage("tdemo", 1), "storage tenant-tdemo exists as type dir")
 }
 
+// A thin pool larger than the envelope's disk would let the tenant allocate past it: refused
+// before any write, naming the node, the pool, its size and envelope.disk; one of that size passes.
+func TestTenantStorageLargerThanEnvelopeRefused(t *testing.T) {
+	srv := startSim(t)
+	args := withStorage("tdemo", 1)
+	args["envelope"] = map[string]any{"vms": 8, "cores": 16, "memory": 32768, "disk": 10}
+	thinPool(t, srv, "tenant-tdemo", 11<<30, 0)
+	refused(t, srv, args, "node dv02hyp002p02's thin pool pve/tenant-tdemo holds 11811160064 bytes (11.0 GiB), more than the envelope's disk of 10 GiB (envelope.disk)")
+	thinPool(t, srv, "tenant-tdemo", 10<<30, 0)
+	if res := run(t, srv, args); res["failed"] == true {
+		t.Fatalf("a pool of the envelope's disk: %v", res["msg"])
+	}
+}
+
 // Onboarding registers the tenant's storage and grants its token space there only: its clones'
 // disks land there, shared storage refuses it, its full pool fails its allocation and not the
 // other tenant's; absent removes the registration.

@@ -147,13 +147,33 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 	}})
 	writeScript(t, filepath.Join(snippets, hookcli.EnvelopeFile), string(env), 0o644)
 	guardVol := "local:snippets/" + guardName
-	nodeRoot(t, s).ok("PUT", "/nodes/"+node+"/qemu/9000/config", vals("hookscript", guardVol), nil)
+	guard := filepath.Join(snippets, guardName)
+	sweep := func(args ...string) string { t.Helper(); return sweepOut(t, s, guard, append(args, "sweep")...) }
+	// The substrate's install (roles/substrate tasks/guard.yml): the sweep sets the guard on the
+	// shared template, once.
+	if out, want := sweep("-template", "9000"), "template 9000: hookscript "+guardVol+", was none\n"; out != want {
+		t.Fatalf("sweep -template 9000: %q, want %q", out, want)
+	}
+	if out := sweep("-template", "9000"); out != "" {
+		t.Fatalf("a second sweep -template 9000: %q, want nothing", out)
+	}
+	if out, err := sweepErr(s, guard, "-template", "9001", "sweep"); err == nil || out != "-template 9001: no template with that vmid in /cluster/resources\n" {
+		t.Fatalf("sweep -template 9001 (no such template): %q %v, want the refusal", out, err)
+	}
 
 	cfg := func(vmid string) string { return "/nodes/" + node + "/qemu/" + vmid + "/config" }
 	for _, vmid := range []string{"10101", "10102", "10103"} {
 		if _, exit := a.tenant.task("POST", "/nodes/"+node+"/qemu/9000/clone", vals("newid", vmid, "name", "tdemo-"+vmid, "pool", a.pool)); exit != "OK" {
 			t.Fatalf("clone %s: %s", vmid, exit)
 		}
+	}
+	// A clone carries the template's hookscript: qemu-server's clone_vm copies every option but
+	// snapshot data, unusedN, NICs (new MAC) and drives ("copy everything else", API2/Qemu.pm), so
+	// the substrate sets the guard on the template once and every clone is guarded from its creation.
+	var cloned map[string]any
+	a.tenant.ok("GET", cfg("10101"), nil, &cloned)
+	if cloned["hookscript"] != guardVol {
+		t.Fatalf("clone 10101's hookscript is %v, want the template's %s", cloned["hookscript"], guardVol)
 	}
 	refused := func(vmid string) string {
 		return "hookscript error for " + vmid + " on pre-start: command '/var/lib/vz/snippets/" + guardName + " " + vmid + " pre-start' failed: exit code 1 "
@@ -200,8 +220,6 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 
 	// A VM made without the template has no hookscript; the sweep, as root on the node, sets it.
 	a.tenant.ok("POST", "/nodes/"+node+"/qemu", vals("vmid", "10104", "pool", a.pool, "cores", "8", "memory", "1024"), nil)
-	guard := filepath.Join(snippets, guardName)
-	sweep := func(args ...string) string { t.Helper(); return sweepOut(t, s, guard, append(args, "sweep")...) }
 	want := "tenant tdemo: VM 10104: hookscript " + guardVol + ", was none\n"
 	if out := sweep("-check"); out != want {
 		t.Fatalf("sweep -check: %q, want %q", out, want)
@@ -245,6 +263,29 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 	if st := vmStatus(t, a.tenant, "10105"); st != "running" {
 		t.Fatalf("the sweep left 10105 %s", st)
 	}
+	// A node in the substrate's maintenance list is left alone (and said so, on stderr).
+	a.tenant.ok("POST", "/nodes/"+node+"/qemu", vals("vmid", "10106", "pool", a.pool), nil)
+	if out, want := sweep("-away", "dv02hyp002p09,"+node), "node "+node+" is away: its 7 tenant guest(s) not swept\n"; out != want {
+		t.Fatalf("sweep -away: %q, want %q", out, want)
+	}
+	a.root.ok("GET", cfg("10106"), nil, &c)
+	if c["hookscript"] != nil {
+		t.Fatalf("sweep -away %s set 10106's hookscript: %v", node, c["hookscript"])
+	}
+}
+
+// sweepErr runs the guard at path with args as root on the node would: its output and exit.
+func sweepErr(s *Server, path string, args ...string) (string, error) {
+	s.mu.Lock()
+	env, err := s.hookEnv()
+	s.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // sweepOut runs the guard at path with args as root on the node would, returning its output.

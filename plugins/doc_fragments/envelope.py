@@ -22,7 +22,8 @@ options:
         over O(envelope.vms), O(envelope.cores) or O(envelope.memory), or what is allocated over O(envelope.disk).
       - M(deevnet.tenant.pve_tenant_access), at onboarding (C(state=present)), refuses before any write an envelope below what
         the tenant's pool already holds (the same count as M(deevnet.tenant.tenant_verify)'s), naming each limit, the use
-        and the envelope - a converge stops nothing that runs, so the operator lowers the tenant's use first.
+        and the envelope - a converge stops nothing that runs, so the operator lowers the tenant's use first - and, with
+        C(tenant_storage), a node's thin pool larger than O(envelope.disk).
       - A limit below 1 is refused, naming it. Not given (an attachment from before envelopes), nothing is checked
         against it.
     type: dict

@@ -89,8 +89,9 @@ options:
         full clone of the template onto it needs nothing on the template's storage (qemu-server's
         C($check_storage_access_clone) checks the target storage in place of the source's), so O(storages) can be empty.
       - "Before any write it refuses, naming why: a node that is not in the cluster or has no thin pool
-        C(<vgname>/tenant-<name>) (C(GET /nodes/{node}/disks/lvmthin); make the pool on each node first), or a storage
-        C(tenant-<name>) of another type, volume group or thin pool (PVE keeps those fixed)."
+        C(<vgname>/tenant-<name>) (C(GET /nodes/{node}/disks/lvmthin); make the pool on each node first), a thin pool
+        larger than O(envelope.disk) when O(envelope) is given (the pool's size is what bounds the tenant's disk), or a
+        storage C(tenant-<name>) of another type, volume group or thin pool (PVE keeps those fixed)."
       - A later run sets the nodes and content back; unset, the module leaves storages as they are.
     type: dict
     suboptions:

@@ -7,7 +7,12 @@
 # must not (the tables in probe/api.go and probe/dns.go: each outcome exactly, status and PVE's
 # message or rcode). Its squat of tother's vmid (which PVE allows) must then be named by the pool
 # that holds it: by tdemo's tenant_vm (a warning), by tother's tenant_vm (refused), by verify
-# (fails for tdemo) and by the site report (both rows).
+# (fails for tdemo) and by the site report (both rows). The playbooks install the envelope guard
+# (extensions/molecule/shared/guard: pvesim's node disks), so the exhaustion probes (probe/exhaust.go)
+# meet it; the VM the probe makes without the template is swept by the next tenant converge and its
+# next start refused (probe -phase swept).
+# The control: ADVERSARY_NO_GUARD=1 runs every playbook without the envelope guard; the exhaustion
+# probes must then fail (PVE starts every bigger VM), the others pass as before.
 set -uo pipefail
 # shellcheck source=tests/lib/sharedlab.sh
 . "$(dirname "$0")/../lib/sharedlab.sh"
@@ -25,7 +30,7 @@ fail() { echo "test-adversary: FAIL $*"; fails=$((fails + 1)); }
 n=0
 play() {
   local want=$1 label=$2 rc; shift 2; n=$((n + 1)); OUT=$WORK/$n.out
-  "$VENV/bin/ansible-playbook" -i "$SHARED/inventory" "$@" >"$OUT" 2>&1; rc=$?
+  "$VENV/bin/ansible-playbook" -i "$SHARED/inventory" -i "$SHARED/guard" ${ADVERSARY_NO_GUARD:+-e substrate_envelope_guard=false} "$@" >"$OUT" 2>&1; rc=$?
   if { [ "$want" = ok ] && [ $rc -ne 0 ]; } || { [ "$want" = fail ] && [ $rc -eq 0 ]; }; then
     fail "$label: rc $rc, expected $want"; tail -30 "$OUT"
   else echo "test-adversary: $label: rc $rc ($want, as expected)"; fi
@@ -49,6 +54,14 @@ bridge=$("$VENV/bin/ansible-inventory" -i "$SHARED/inventory" --host localhost 2
 echo "test-adversary: probing as tdemo (other tenant tother, index $other_index; site bridge $bridge)"
 "$WORK/probe" -attachment "$LAB/attachments/tdemo.yml" -other tother -other-index "$other_index" -bridge "$bridge" | tee "$WORK/probe.out"
 [ "${PIPESTATUS[0]}" -eq 0 ] || fail "probe: $(grep -c '^FAIL' "$WORK/probe.out") probes did not get PVE's or the DNS server's answer"
+
+# The VM the probe made without the template starts unguarded until a sweep: the next tenant converge's
+# hypervisor play sweeps it (the guard becomes its hookscript, nothing is stopped), and its next start is refused.
+play ok "tenant tdemo: the sweep after the probe" -e tenant_file="$T" -e tenant_run_network=false -e tenant_run_verify=false deevnet.tenant.tenant
+bare=$(grep -o 'made without the template (vmid [0-9]*)' "$WORK/probe.out" | head -1 | grep -o '[0-9]*')
+says "the sweep" "tenant tdemo: VM ${bare:-?}: hookscript local:snippets/deevnet-envelope-guard, was none; it runs unguarded until its next start (not stopped)"
+"$WORK/probe" -phase swept -attachment "$LAB/attachments/tdemo.yml" -other tother -other-index "$other_index" -bridge "$bridge" | tee "$WORK/swept.out"
+[ "${PIPESTATUS[0]}" -eq 0 ] || fail "probe -phase swept: $(grep -c '^FAIL' "$WORK/swept.out") probes did not get the guard's answer"
 
 # The squat the probe left (tother's second vmid in tdemo's pool, tagged by nobody) is named by
 # the pool that holds it.

@@ -130,6 +130,8 @@ PY
           proxmox_node_network_guard_path: $W/node-$n/deevnet-tenant-guard.nft
           proxmox_node_network_main_file: $W/node-$n/interfaces
           proxmox_node_network_reload: false
+          substrate_snippets_dir: $W/lab/nodes/$n/var/lib/vz/snippets
+          substrate_node_environment: {PATH: "$W/lab/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
           proxmox_node_network_validate: >-
             $ROOT/scripts/debian-tree.sh run -b %s:/tmp/dvt-rendered --
             sh -c '{{ proxmox_node_network_syntax_check }}' /tmp/dvt-rendered
@@ -147,7 +149,7 @@ recap_changed(){ grep -E '^(localhost|dv02hyp)' "$W/$1.log" | grep -o 'changed=[
 routes(){ for n in $NODES; do echo "$n: $(ip -n "$(ns "$n")" route show table all proto 221 | sort | tr '\n' ';')"; done; }
 state(){ # everything a run could change: files, API writes, routes
   echo "writes=$(writes)"; routes
-  (cd "$W" && find repo node-* -type f -print0 | sort -z | xargs -0 sha256sum)
+  (cd "$W" && find repo node-* lab/nodes -type f -print0 | sort -z | xargs -0 sha256sum)
 }
 
 # --- 1. check mode on a fresh substrate: nothing written ----------------------------------------------
@@ -347,6 +349,42 @@ all:
     substrate_tenant_envelopes: {tdemo: {memory: 512}}
 YML
 )" -e tenant_name=tdemo
+
+# --- 5d. the envelope guard (ADR-0014 decision 3), installed by the hypervisor plays --------------------------
+# onboard and fabric put the guard and the envelope file in each node's snippets directory (pvesim's node disk,
+# where it runs a hookscript from) and set it on the template as root on the node; tdemo-1, cloned after, carries
+# it. A VM tdemo's own token makes with POST /qemu (no hookscript, 32 vCPUs) is guarded by the next tenant
+# converge's sweep and refused at start naming the envelope. The control: with substrate_envelope_guard=false
+# the converge leaves such a VM unguarded, and it starts over the envelope.
+for n in $NODES; do
+  d=$W/lab/nodes/$n/var/lib/vz/snippets
+  if [ "$(stat -c %a "$d/deevnet-envelope-guard" 2>/dev/null)" = 755 ] \
+     && "$VENV/bin/python" -c 'import json,sys; t=json.load(open(sys.argv[1]))["tenants"]; sys.exit(t["tdemo"] != {"pool": "tenant-tdemo", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256}})' "$d/deevnet-envelopes.json"; then
+    pass "$n: the guard (0755) and tdemo's envelope in its snippets directory"
+  else fail "$n: guard [$(ls -l "$d" 2>&1 | tr '\n' ' ')] envelopes [$(cat "$d/deevnet-envelopes.json" 2>&1 | tr -d ' \n')]"; fi
+done
+hook_of(){ sapi "/nodes/$1/qemu/$2/config" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["data"].get("hookscript", "none"))'; }
+[ "$(hook_of "$P2" 9000)" = local:snippets/deevnet-envelope-guard ] && [ "$(hook_of "$vm1" 10101)" = local:snippets/deevnet-envelope-guard ] \
+  && pass "the template's hookscript is the guard (set as root on the node), and tdemo-1, its clone, carries it" \
+  || fail "hookscripts: template [$(hook_of "$P2" 9000)] tdemo-1 [$(hook_of "$vm1" 10101)]"
+start_exit(){ # start_exit TENANT NODE VMID: the start task's exit status
+  task_exit "$1" "$2" "$(tapi "$1" POST "/nodes/$2/qemu/$3/status/start" | upid)"; }
+tapi tdemo POST "/nodes/$P2/qemu" -d vmid=10151 -d pool=tenant-tdemo -d cores=8 -d sockets=4 -d memory=1024 >/dev/null
+if play guard-sweep tenant -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false \
+   && grep -qF "tenant tdemo: VM 10151: hookscript local:snippets/deevnet-envelope-guard, was none" "$W/guard-sweep.log"; then
+  pass "the tenant converge's sweep guards tdemo's VM made without the template (10151) and says so"
+else fail "sweep of 10151: $(grep -E 'fatal|FAILED|hookscript' "$W/guard-sweep.log" | head -5)"; fi
+e=$(start_exit tdemo "$P2" 10151)
+case "$e" in "hookscript error for 10151 on pre-start: command '/var/lib/vz/snippets/deevnet-envelope-guard 10151 pre-start' failed: exit code 1 ")
+  pass "tdemo's start of 10151 (32 vCPUs) is refused by the guard ($e)" ;; *) fail "start of 10151: [$e]" ;; esac
+tapi tdemo POST "/nodes/$P2/qemu" -d vmid=10152 -d pool=tenant-tdemo -d cores=8 -d sockets=4 -d memory=1024 >/dev/null
+play guard-off tenant -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false -e substrate_envelope_guard=false \
+  || fail "the converge without the guard"
+e=$(start_exit tdemo "$P2" 10152)
+[ "$e" = OK ] && [ "$(hook_of "$P2" 10152)" = none ] && pass "control: without the guard's sweep, tdemo's 32-vCPU VM 10152 starts unguarded (start $e)" \
+  || fail "control: 10152 start [$e] hookscript [$(hook_of "$P2" 10152)]"
+task_exit tdemo "$P2" "$(tapi tdemo POST "/nodes/$P2/qemu/10152/status/stop" | upid)" >/dev/null
+for v in 10151 10152; do [ "$(task_exit tdemo "$P2" "$(tapi tdemo DELETE "/nodes/$P2/qemu/$v" | upid)")" = OK ] || fail "remove $v"; done
 
 # --- 5b. a node offline (#25): refused before any change, naming it; in maintenance, converged around it -------
 # p03 leaves the membership (pvesim as PVE shows it: offline in /nodes, 595 behind it). The operator's change

@@ -34,6 +34,7 @@ up(){
   rm -f "$DIR/pvesim-token.json"
   # The cluster's nodes are examples/substrate's hypervisors (LAB_PVESIM_CONFIG overrides).
   setsid "$PVESIM" --listen 127.0.0.1:0 --config "${LAB_PVESIM_CONFIG:-$ROOT/extensions/molecule/shared/pvesim.yml}" --ca-out "$DIR/pvesim-ca.pem" --token-out "$DIR/pvesim-token.json" \
+    --render-dir "$DIR/nodes" \
     > "$DIR/pvesim.log" 2>&1 < /dev/null & echo $! > "$DIR/pvesim.pid"
   for _ in $(seq 1 200); do
     [ -s "$DIR/pvesim-token.json" ] && break
@@ -44,6 +45,26 @@ up(){
   local port secret
   port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_port"])' "$DIR/pvesim-token.json")
   secret=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_token_secret"])' "$DIR/pvesim-token.json")
+  # A node's pvesh, for what runs as root on a node (the envelope guard's sweep, roles/substrate
+  # tasks/guard.yml): pvesim called as pvesh, with the environment --token-out gives it. Each node's
+  # disk is $DIR/nodes/<node> (--render-dir): pvesim runs a hookscript local:snippets/<name> from there.
+  # The root secret stays in a 0600 file the wrapper reads, out of every command line and of
+  # ansible's -vvv (which prints a task's environment).
+  mkdir -p "$DIR/bin"
+  (umask 077; python3 -c 'import json,shlex,sys; print("\n".join("export %s=%s" % (k, shlex.quote(v)) for k, v in json.load(open(sys.argv[1]))["pvesh_env"].items()))' \
+    "$DIR/pvesim-token.json" > "$DIR/pvesh.env")
+  # A node in a network namespace of a test's own (tests/substrate) reaches the simulator as a node
+  # reaches its cluster's API: the call is made from pvesim's namespace, where it listens.
+  cat > "$DIR/bin/pvesh" <<SH
+#!/usr/bin/env bash
+. $(printf %q "$DIR/pvesh.env")
+sim=/proc/$(cat "$DIR/pvesim.pid")/ns/net
+if [ "\$(readlink /proc/self/ns/net)" != "\$(readlink "\$sim")" ]; then
+  exec nsenter --net="\$sim" -- bash -c 'exec -a pvesh "\$0" "\$@"' $(printf %q "$PVESIM") "\$@"
+fi
+exec -a pvesh $(printf %q "$PVESIM") "\$@"
+SH
+  chmod 0700 "$DIR/bin/pvesh"
   curl -sf --cacert "$DIR/pvesim-ca.pem" "https://127.0.0.1:$port/_sim/stats" >/dev/null || { echo "lab: pvesim does not answer" >&2; down; exit 1; }
   # DNS: no tenant zones; the lifecycle's tenants get their zones and keys from onboarding.
   DNS_LAB_DIR=$DIR/dns DNS_LAB_TENANTS=${LAB_DNS_TENANTS-} "$ROOT/scripts/dns-lab.sh" up > "$DIR/dns-lab.out" \
@@ -75,6 +96,9 @@ substrate_resolver:
 substrate_unbound_conf_dir: $DIR/unbound.d
 tenant_attachment_dir: $DIR/attachments
 tenant_registry_file: $DIR/tenants.yml
+# a node's pvesh (root@pam on the simulator) and each node's snippets directory, for the envelope guard
+node_environment: {PATH: "$DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+node_snippets_dir: $DIR/nodes/{node}/var/lib/vz/snippets
 YML
   mkdir -p "$DIR/unbound.d"
   echo "lab up: pvesim https://127.0.0.1:$port (pid $(cat "$DIR/pvesim.pid")), PowerDNS 127.0.0.1:$DNS_LAB_PDNS_PORT (API $DNS_LAB_API_PORT), Unbound 127.0.0.1:$DNS_LAB_UNBOUND_PORT"

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +29,8 @@ const SnippetVolume = "local:snippets/deevnet-envelope-guard"
 type options struct {
 	envelopes, cgroupRoot, runDir, volume string
 	check                                 bool
+	template                              int
+	away                                  string
 }
 
 // Main runs the guard with args (os.Args[1:]) and returns its exit status: 1 with one line on
@@ -47,6 +51,8 @@ func run(args []string) error {
 	fs.StringVar(&o.runDir, "run-dir", "/var/run/qemu-server", "where qemu-server keeps <vmid>.pid")
 	fs.StringVar(&o.volume, "volume", SnippetVolume, "sweep: the hookscript volume to set")
 	fs.BoolVar(&o.check, "check", false, "sweep: report what would change, change nothing")
+	fs.IntVar(&o.template, "template", 0, "sweep: also set the hookscript on this template (the one the tenants clone)")
+	fs.StringVar(&o.away, "away", "", "sweep: nodes to leave alone, comma-separated (the substrate's maintenance list)")
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "usage: envelope_guard [flags] <vmid> <phase> | place <vmid> | sweep\n")
 		fs.PrintDefaults()
@@ -175,7 +181,7 @@ func place(o options, arg string) error {
 }
 
 // sweep sets the guard as the hookscript of every VM of a tenant's pool that lacks it (a VM made
-// with POST /qemu, not cloned from the template, has none), as root may, and prints one line per
+// with POST /qemu, not cloned from the template, has none), and of the -template, as root may, and prints one line per
 // VM it changed (or, with -check, would change). It stops nothing: a VM already running without
 // the guard is named, and its next start is guarded.
 func sweep(o options) error {
@@ -183,17 +189,40 @@ func sweep(o options) error {
 	if err != nil {
 		return err
 	}
+	if o.template != 0 && !isTemplate(res, o.template) {
+		return fmt.Errorf("-template %d: no template with that vmid in /cluster/resources", o.template)
+	}
+	away := strings.FieldsFunc(o.away, func(c rune) bool { return c == ',' })
+	unswept := map[string]int{}
 	var errs []string
 	for _, r := range res {
-		if r.Type != "qemu" || r.Template == 1 {
+		if r.Type != "qemu" {
 			continue
 		}
-		name, _, err := f.TenantOf(res, r.VMID)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
+		var who string
+		if r.Template == 1 {
+			// The shared template: a clone copies its hookscript (qemu-server clone_vm copies
+			// every option but drives, NICs and snapshots), so every clone is guarded from birth.
+			if r.VMID != o.template {
+				continue
+			}
+			who = fmt.Sprintf("template %d", r.VMID)
+		} else {
+			name, _, err := f.TenantOf(res, r.VMID)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			if name == "" {
+				continue
+			}
+			who = fmt.Sprintf("tenant %s: VM %d", name, r.VMID)
 		}
-		if name == "" {
+		if r.Status == "unknown" || slices.Contains(away, r.Node) {
+			// Its node is away (in maintenance, or PVE's status once the guest's stats expire):
+			// nothing starts there now, and the first sweep after it returns reaches it. On
+			// stderr: stdout is what changed.
+			unswept[r.Node]++
 			continue
 		}
 		path := fmt.Sprintf("/nodes/%s/qemu/%d/config", r.Node, r.VMID)
@@ -219,12 +248,24 @@ func sweep(o options) error {
 				continue
 			}
 		}
-		fmt.Printf("tenant %s: VM %d: hookscript %s, was %s%s\n", name, r.VMID, o.volume, was, running)
+		fmt.Printf("%s: hookscript %s, was %s%s\n", who, o.volume, was, running)
+	}
+	for _, n := range slices.Sorted(maps.Keys(unswept)) {
+		fmt.Fprintf(os.Stderr, "node %s is away: its %d tenant guest(s) not swept\n", n, unswept[n])
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+func isTemplate(res []guard.Resource, vmid int) bool {
+	for _, r := range res {
+		if r.Type == "qemu" && r.VMID == vmid && r.Template == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 func pveshSet(path string, args ...string) error {

@@ -20,7 +20,10 @@ type apiProbe struct {
 	status int
 	msg    string
 	task   bool
-	why    string // what enforces it (docs/security.md): PVE's check, or the project's grant
+	// taskExit: PVE accepts the call (200) and its task fails with this exit status, its log
+	// holding logHas (the envelope guard's refusal at pre-start, for instance).
+	taskExit, logHas string
+	why              string // what enforces it (docs/security.md): PVE's check, or the project's grant
 }
 
 // perm is PVE's 403 text (PVE::Exception::raise_perm_exc): "Permission check failed (<what>)".
@@ -170,7 +173,7 @@ func (e *env) runAPI(ctx context.Context, p apiProbe) (string, error) {
 		err = e.api.Delete(ctx, p.path, nil, &out)
 	}
 	call := p.method + " " + p.path
-	if err == nil && p.task {
+	if err == nil && (p.task || p.taskExit != "") {
 		upid, _ := out.(string)
 		if upid == "" {
 			return "", fmt.Errorf("%s: answered 200 without a task", call)
@@ -178,7 +181,16 @@ func (e *env) runAPI(ctx context.Context, p apiProbe) (string, error) {
 		err = e.api.WaitTask(ctx, upid)
 	}
 	var ae *pve.APIError
+	var te *pve.TaskError
 	switch {
+	case p.taskExit != "" && errors.As(err, &te):
+		log := strings.Join(te.LogTail, "\n")
+		if te.ExitStatus != p.taskExit || !strings.Contains(log, p.logHas) {
+			return "", fmt.Errorf("%s: task failed with %q (log %q), want %q with %q in its log (%s)", call, te.ExitStatus, log, p.taskExit, p.logHas, p.why)
+		}
+		return fmt.Sprintf("%s: 200, task failed: %s: %s (%s)", call, te.ExitStatus, p.logHas, p.why), nil
+	case p.taskExit != "" && err == nil:
+		return "", fmt.Errorf("%s: task OK, want it to fail with %q (%s)", call, p.taskExit, p.why)
 	case err == nil && p.status == http.StatusOK:
 		return fmt.Sprintf("%s: 200 (%s)", call, p.why), nil
 	case err == nil:

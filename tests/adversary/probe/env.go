@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/deevnet/tenant/internal/envelope"
 	"github.com/deevnet/tenant/internal/plan"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/vm"
@@ -36,6 +37,13 @@ type attachment struct {
 		Secret    string   `yaml:"key_secret"`
 		Zones     []string `yaml:"zones"`
 	} `yaml:"dns"`
+	// the substrate's envelope (ADR-0014): what the exhaustion probes expect the guard to hold
+	Envelope struct {
+		VMs    int `yaml:"vms"`
+		Cores  int `yaml:"cores"`
+		Memory int `yaml:"memory"`
+		Disk   int `yaml:"disk"`
+	} `yaml:"envelope"`
 }
 
 func readAttachment(path string) (attachment, error) {
@@ -66,6 +74,8 @@ type env struct {
 	mac        string // its net0 MAC
 	template   int    // the template the token may clone
 	bridge     string // the site's VLAN-aware bridge (substrate_site.bridge, from the inventory)
+	// what the tenant's pool runs before the probes (VMs, and vCPUs as the guard counts them)
+	running, runningCores int
 }
 
 func newEnv(ctx context.Context, a attachment, other string, otherIndex int, bridge string) (*env, error) {
@@ -110,6 +120,27 @@ func newEnv(ctx context.Context, a attachment, other string, otherIndex int, bri
 		return nil, err
 	}
 	e.mac = vm.ParseNIC(cfg["net0"]).MAC
+	for _, o := range inv.VMs {
+		if o.Pool != own.Pool || o.Status != "running" {
+			continue
+		}
+		c, _, err := vm.ReadConfig(ctx, api, o.Node, o.VMID)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]any, len(c))
+		for k, v := range c {
+			m[k] = v
+		}
+		g, err := envelope.GuestFromConfig(m, true)
+		if err != nil {
+			return nil, fmt.Errorf("VM %d: %w", o.VMID, err)
+		}
+		e.running, e.runningCores = e.running+1, e.runningCores+g.Cores
+	}
+	if a.Envelope.VMs == 0 {
+		return nil, fmt.Errorf("the attachment has no envelope: onboard the tenant again")
+	}
 	return e, nil
 }
 

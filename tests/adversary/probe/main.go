@@ -24,17 +24,18 @@ func main() {
 	other := flag.String("other", "", "another onboarded tenant's name (the registry's)")
 	otherIndex := flag.Int("other-index", 0, "that tenant's index")
 	bridge := flag.String("bridge", "", "the site's bridge (substrate_site.bridge)")
+	phase := flag.String("phase", "all", "all: every probe; swept: those after the substrate's sweep (exhaust.go)")
 	flag.Parse()
-	if *att == "" || *other == "" || *otherIndex == 0 || *bridge == "" {
-		fmt.Fprintln(os.Stderr, "usage: probe -attachment FILE -other NAME -other-index N -bridge BRIDGE")
+	if *att == "" || *other == "" || *otherIndex == 0 || *bridge == "" || (*phase != "all" && *phase != "swept") {
+		fmt.Fprintln(os.Stderr, "usage: probe -attachment FILE -other NAME -other-index N -bridge BRIDGE [-phase all|swept]")
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	os.Exit(run(ctx, *att, *other, *otherIndex, *bridge))
+	os.Exit(run(ctx, *att, *other, *otherIndex, *bridge, *phase))
 }
 
-func run(ctx context.Context, attFile, other string, otherIndex int, bridge string) int {
+func run(ctx context.Context, attFile, other string, otherIndex int, bridge, phase string) int {
 	a, err := readAttachment(attFile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "probe:", err)
@@ -55,13 +56,24 @@ func run(ctx context.Context, attFile, other string, otherIndex int, bridge stri
 		}
 		fmt.Printf("ok   %s: %s\n", name, env.mask(outcome))
 	}
-	for _, p := range apiProbes(env) {
-		out, err := env.runAPI(ctx, p)
-		report("api "+p.name, err, out)
-	}
-	for _, p := range dnsProbes(env) {
-		out, err := env.runDNS(ctx, p)
-		report("dns "+p.name, err, out)
+	if phase == "swept" {
+		for _, p := range sweptProbes(env) {
+			out, err := env.runAPI(ctx, p)
+			report("swept "+p.name, err, out)
+		}
+	} else {
+		for _, p := range apiProbes(env) {
+			out, err := env.runAPI(ctx, p)
+			report("api "+p.name, err, out)
+		}
+		for _, p := range exhaustionProbes(env) {
+			out, err := env.runAPI(ctx, p)
+			report("exhaust "+p.name, err, out)
+		}
+		for _, p := range dnsProbes(env) {
+			out, err := env.runDNS(ctx, p)
+			report("dns "+p.name, err, out)
+		}
 	}
 	fmt.Printf("probe: %d of %d probes as PVE 9 and the DNS servers answer them\n", total-failed, total)
 	if failed > 0 {
