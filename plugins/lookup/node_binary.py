@@ -6,7 +6,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: node_binary
-author: deevnet.tenant developers
+author: deevnet.tenant developers (@deevnet)
 version_added: 0.3.0
 short_description: the controller path of a binary the collection installs on its nodes
 description:
