@@ -7,7 +7,8 @@
 #   make collection / dist  dist/deevnet-tenant-<version>.tar.gz
 #   make test-manifest      the tarball holds exactly tests/manifest/expected.txt, also with strays in the tree
 #   make test-sanity        ansible-test sanity (validate-modules, pep8, pylint, ansible-doc, import, ...) on both
-#   make test-release       pending changelog fragments come with a version bump in galaxy.yml
+#   make test-release       pending changelog fragments come with a version bump in galaxy.yml; make release on a scratch copy
+#   make release VERSION=x.y.z  refuses a version the fragments do not allow, else bumps, changelog, tarball
 #   make test-platforms     linux/arm64 binaries run under qemu-user; darwin binaries are Mach-O for their CPU
 #   make install-collection the tarball installed into $(ROOT)/.ansible/collections (an empty path)
 #   make test-ansible       lint, docs, unit tests, playbooks; newest and oldest ansible-core
@@ -42,7 +43,7 @@ COLLECTION_TARBALL := $(DIST_DIR)/deevnet-tenant-$(COLLECTION_VERSION).tar.gz
 # Override both to keep a private copy when several people build in one tree.
 COLLECTIONS_DIR    ?= $(ROOT)/.ansible/collections
 
-.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible test-manifest manifest-update test-sanity test-release test-platforms bench-ansible clean-ansible
+.PHONY: venv venv-oldest build-all collection dist install-collection test-ansible test-manifest manifest-update test-sanity test-release release test-platforms bench-ansible clean-ansible
 
 venv: $(VENV)/.stamp
 venv-oldest: $(VENV_OLDEST)/.stamp
@@ -119,6 +120,11 @@ test-platforms: build-all tools venv
 # The version bump rule (README.md, Releasing): pending changelog fragments need a version above the last release.
 test-release: venv
 	$(ROOT)/tests/release/check-version.sh --venv $(VENV)
+	$(ROOT)/tests/release/release-test.sh --venv $(VENV)
+
+# A release (README.md, Releasing; docs/releases.md): scripts/release.sh, then commit it on main.
+release: venv
+	$(ROOT)/scripts/release.sh --venv $(VENV) --version '$(VERSION)'
 
 # ansible-test sanity on newest and oldest ansible-core (tests/sanity/run.sh: offline but for PyPI).
 test-sanity: venv venv-oldest
