@@ -12,7 +12,7 @@ short_description: the controller path of a binary the collection installs on it
 description:
   - Returns the path, on the controller, of a program the collection ships for the nodes it
     runs on, not a module, such as C(envelope_guard), the PVE hookscript the role
-    M(deevnet.tenant.substrate) installs on every hypervisor (docs/adr/0014-tenant-envelope.md).
+    C(deevnet.tenant.substrate) installs on every hypervisor (docs/adr/0014-tenant-envelope.md).
   - The collection ships it xz-compressed as C(plugins/modules/__bin/<name>_<os>_<arch>.xz); the
     lookup unpacks it once into the module binaries' content-addressed cache
     (C($DEEVNET_TENANT_BIN_CACHE), else C(~/.cache/deevnet-tenant/bin)) and returns the unpacked
