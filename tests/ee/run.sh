@@ -114,8 +114,9 @@ reach = {'all': {
         'substrate_pve': pve, 'substrate_pdns': pdns, 'substrate_resolver': lab['substrate_resolver'],
         'substrate_unbound_conf_dir': lab['substrate_unbound_conf_dir'],
         'tenant_attachment_dir': lab['tenant_attachment_dir'], 'tenant_registry_file': lab['tenant_registry_file']}},
-    # No hypervisor is reachable here (as in the molecule scenarios): no node network, no routes.
-    'vars': {'substrate_node_network': False, 'substrate_routes': False},
+    # No hypervisor is reachable here (as in the molecule scenarios): no node network, no routes, no
+    # envelope guard to install (ADR-0014; tests/substrate and tests/adversary install it).
+    'vars': {'substrate_node_network': False, 'substrate_routes': False, 'substrate_envelope_guard': False},
     'children': {'hypervisors': {'vars': {
         'ansible_connection': 'local', 'ansible_python_interpreter': '{{ ansible_playbook_python }}',
         'ansible_become_exe': '/nonexistent/dvt-ee-has-no-hypervisor', 'substrate_node_local': True}}}}}
