@@ -262,17 +262,18 @@ inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
         "tenant_sdn_apply_timeout": int(apply_timeout), "tenant_fabric_apply_timeout": int(apply_timeout),
         # tdemo's envelope small enough for its slice's memory.max to bite inside the guest
         # (check_envelope): 768 MiB, its three VMs of 256 MiB (test/lab/tenants/tdemo.yml)
-        "substrate_tenant_envelopes": {"tdemo": {"memory": 768}},
-        # the guard's install (roles/substrate tasks/guard.yml) is off here: pvesim, on the controller,
-        # runs a hookscript from its render directory, not from the guest's disk the play would write;
-        # check_envelope runs the shipped guard in the guest itself
-        "substrate_envelope_guard": False}},
+        "substrate_tenant_envelopes": {"tdemo": {"memory": 768}}}},
        "children": {"hypervisors": {"hosts": {n.split(",")[0]: {
           "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
           # ansible's ControlPath is <dir>/hash(host, port, user): the same for every lab's node;
           # per lab for whoever runs ansible with this inventory (lab.sh, molecule, by hand)
           "ansible_control_path_dir": lab + "/cp",
           "ansible_python_interpreter": "/usr/bin/python3",
+          # the guard's install (roles/substrate tasks/guard.yml, a hypervisor play, so a node's
+          # variable) is off here: pvesim, on the controller, runs a hookscript from its render
+          # directory, not from the guest's disk the play would write; check_envelope runs the
+          # shipped guard in the guest itself
+          "substrate_envelope_guard": False,
           # a PVE node has no sudo; root is already root
           "ansible_become_method": "ansible.builtin.su"} for n in nodes}},
        # the perimeter namespace, reached like the nodes (guest/topo.sh starts its sshd)
