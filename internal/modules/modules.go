@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/deevnet/tenant/internal/access"
+	"github.com/deevnet/tenant/internal/corosync"
 	"github.com/deevnet/tenant/internal/dnsupdate"
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
@@ -33,6 +34,7 @@ func entries() map[string]module.Entry {
 		"substrate_report":    report.Module(),
 		"tenant_verify":       report.VerifyModule(),
 		"tenant_index_info":   access.InfoModule(),
+		"corosync_qdevice":    corosync.Module(),
 	}
 }
 
