@@ -28,7 +28,7 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
 SUITE=trixie
 # per suite: a tree of another suite under the same name would be rebuilt by whoever runs the other
 TREE=${DEEVNET_TREE:-$CACHE/debian-tree-$SUITE}
-PACKAGES=ifupdown2,bridge-utils,frr,frr-pythontools,nftables,iproute2,unbound,iputils-ping,bind9-dnsutils,kmod,mount,procps,iptables,tcpdump,netcat-openbsd,python3,openssh-server,openssh-client,lvm2,thin-provisioning-tools
+PACKAGES=ifupdown2,bridge-utils,frr,frr-pythontools,nftables,iproute2,unbound,iputils-ping,bind9-dnsutils,kmod,mount,procps,iptables,tcpdump,netcat-openbsd,python3,openssh-server,openssh-client,lvm2,thin-provisioning-tools,corosync,corosync-qnetd,corosync-qdevice,libnss3-tools
 STAMP="$TREE/.deevnet-tree"
 want=$(printf '%s\n' "$SUITE $PACKAGES" | sha256sum | cut -c1-16)
 APTDIR=$CACHE/apt-$SUITE
@@ -65,6 +65,9 @@ apt_private() {
 
 build() {
   if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then return 0; fi
+  # one build at a time: two at once removed each other's $TREE.tmp, /proc mounted in it included
+  mkdir -p "$CACHE"; exec 9>"$CACHE/.debian-tree-$SUITE.lock"; flock 9
+  if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then exec 9>&-; return 0; fi
   command -v mmdebstrap >/dev/null || { echo "debian-tree: mmdebstrap missing (scripts/install-deps.sh installs it)" >&2; exit 2; }
   local src
   src=$(sources)
@@ -75,6 +78,7 @@ build() {
     "$SUITE" "$TREE.tmp" "$src" >&2
   rm -rf "$TREE"; mv "$TREE.tmp" "$TREE"
   echo "$want" > "$STAMP"
+  exec 9>&-
 }
 
 run() {

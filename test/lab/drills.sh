@@ -281,21 +281,48 @@ print("quorum: quorate %s, %d votes of %d expected (quorum %d); %s" % ("yes" if 
       "QDevice %s (%s, %d vote(s)) %s" % (d["host"], d["algorithm"], d["votes"], "up, vote cast" if d["cast_vote"] else "down") if d else "no QDevice"))' "$LAB_DIR"
 }
 
-# node_down NODE: the node fails as one losing power: its trunk down and every FRR daemon killed at
-# once, then pvesim's node offline. Prints the guest time of the failure.
+# corosync_agrees NODE T0 WHAT: NODE's real corosync (knet on the management network, the QDevice
+# from deevnet.tenant.qdevice) against pvesim's quorum: waits (at most 60 s) until corosync counts
+# the total votes pvesim counts, then logs the seconds since T0 and corosync's figures; "FAIL
+# corosync" when it never does or its Quorate differs from pvesim's (pvesim's model would then not
+# be PVE's). Writes only to the drill log.
+corosync_agrees() {
+  local n=$1 t0=$2 what=$3 want v
+  want=$(PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; q = Pvesim(sys.argv[1]).call("/_sim/quorum", auth=False)["data"]; print(q["total_votes"], "Yes" if q["quorate"] else "No")' "$LAB_DIR")
+  if v=$(sshl lab "/lab/corosync.sh wait $n ${want% *} $t0 60" </dev/null); then
+    # shellcheck disable=SC2086
+    set -- $v
+    if [ "$2" = "${want#* }" ]; then
+      echo "ok   corosync on $n $what ${1} s after it: Quorate $2, $3 votes of $4 expected (quorum $5), flags ${*:6}; pvesim agrees (${want% *} votes, quorate ${want#* })"
+    else
+      echo "FAIL corosync on $n $what: Quorate $2 ($3 votes of $4, quorum $5) where pvesim says quorate ${want#* } with ${want% *} votes"
+    fi
+  else
+    echo "FAIL corosync on $n never counted pvesim's ${want% *} votes within 60 s ($what): $v"
+  fi >> "$LAB_DIR/drill.log"
+}
+
+# node_down NODE: the node fails as one losing power: its trunk down and every FRR daemon, corosync
+# and corosync-qdevice killed at once, then pvesim's node offline. Prints the guest time of the
+# failure.
 node_down() {
-  local spec port
+  local spec port o t0
   spec=$(node_spec "$1"); port=$(echo "$spec" | cut -d, -f3)
+  o=$(tr ' ' '\n' < "$LAB_DIR/nodes" | grep . | grep -v "^$1," | head -1 | cut -d, -f1)
   # shellcheck disable=SC2016
-  sshl lab "date +%s.%N; ip -n $1 link set $port down
-    for p in \$(ip netns pids $1); do case \$(cat /proc/\$p/comm) in zebra|bgpd|bfdd|staticd|fabricd|ospfd|mgmtd|watchfrr) kill -9 \$p;; esac; done" </dev/null
+  t0=$(sshl lab "date +%s.%N; ip -n $1 link set $port down
+    for p in \$(ip netns pids $1); do case \$(cat /proc/\$p/comm) in zebra|bgpd|bfdd|staticd|fabricd|ospfd|mgmtd|watchfrr|corosync|corosync-qdevic) kill -9 \$p;; esac; done" </dev/null)
+  echo "$t0"
   sim "$1" offline >> "$LAB_DIR/drill.log"
   # the control DRILL_NO_QDEVICE=1: the QDevice's host goes too, so the cluster has no vote to spare
   if [ -n "${DRILL_NO_QDEVICE:-}" ]; then
     PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/qdevice/down", method="POST", auth=False)' "$LAB_DIR" >/dev/null
+    # shellcheck disable=SC2016
+    sshl lab 'for p in $(ip netns pids mgmt); do [ "$(cat /proc/$p/comm)" != corosync-qnetd ] || kill -9 $p; done' </dev/null
     echo "control: the QDevice's host down too" >> "$LAB_DIR/drill.log"
   fi
   quorum_line >> "$LAB_DIR/drill.log"
+  corosync_agrees "$o" "$t0" "saw $1 go"
 }
 
 # node_back NODE: the node rebooted from its installed state (namespace and trunk anew, the VMs on
@@ -313,8 +340,12 @@ node_back() {
     /lab/topo.sh node ${spec%,*,*} && /lab/node.sh $1 $mgmt $port boot >/dev/null" < "$LAB_DIR/vms"
   sim "$1" online | tee -a "$LAB_DIR/drill.log" >&2
   # the control's QDevice host back with the node (the cluster quorate again either way)
-  [ -z "${DRILL_NO_QDEVICE:-}" ] || PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/qdevice/up", method="POST", auth=False)' "$LAB_DIR" >/dev/null
+  if [ -n "${DRILL_NO_QDEVICE:-}" ]; then
+    PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/qdevice/up", method="POST", auth=False)' "$LAB_DIR" >/dev/null
+    sshl lab '/lab/nodeexec mgmt /lab/corosync.sh qnetd' </dev/null
+  fi
   quorum_line >> "$LAB_DIR/drill.log"
+  corosync_agrees "$1" "$(sshl lab 'date +%s.%N' </dev/null)" "counted the cluster again after the reboot"
   lab vms >&2
 }
 
@@ -628,6 +659,8 @@ case ${1:-} in
     DRILL_WITH_MAINT=1 fail || rc=1
     lab destroy "$LAB_DIR/other-changed.yml" || rc=1
     site || rc=1
+    # the real corosync's view against pvesim's, after each failure and return (corosync_agrees)
+    ! grep -q '^FAIL corosync' "$LAB_DIR/drill.log" || rc=1
     cat "$LAB_DIR/drill.log"
     log "drills in $(( $(date +%s) - t )) s"
     cat "$LAB_DIR/drill.log"

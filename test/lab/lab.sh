@@ -4,7 +4,9 @@
 # from a cached initramfs. Inside, network namespaces stand for the two PVE nodes, a VLAN-aware
 # switch, the perimeter, a management host, the resolver host and an outside host (guest/topo.sh);
 # each node boots like a fresh PVE node (guest/node.sh: the installer's interfaces file, ifup -a,
-# sshd on its management address, FRR from Debian's frrinit.sh).
+# sshd on its management address, FRR from Debian's frrinit.sh), then the nodes form the cluster
+# (guest/corosync.sh: corosync with knet on the management network, as pvecm leaves it); converge's
+# deevnet.tenant.qdevice puts the QDevice's corosync-qnetd on the management host (dv02hyp001p01).
 # The controller (ansible, pvesim) stays on this machine: QEMU's user networking with restrict=on has
 # one loopback port forward to the guest's sshd (the jump host); nothing in the guest reaches out.
 #
@@ -24,9 +26,12 @@
 #   test/lab/lab.sh wipe           the site lost: pvesim and DNS empty, every node rebooted as installed
 #                                  (registry, attachments, perimeter kept; drills.sh site)
 #   test/lab/lab.sh state          a few lines per node for a failed run (addresses, EVPN, BFD, FRR daemons)
+#   test/lab/lab.sh corosync-line NODE   votequorum's figures as NODE's corosync has them
 #   env: LAB_TENANTS (declarations converged by up), LAB_DESTROY (test: destroyed after the checks, then
 #   checked again), LAB_PROBES=0 (check: no check_probes), LAB_REUSE (test: LAB_DESTROY's index released by the destroy, then this declaration
 #   converged at it, checked again), LAB_DIR,
+#   LAB_QDEVICE=1 (converge: also deevnet.tenant.qdevice), LAB_NO_QDEVICE=1 (no QDevice at all: pvesim
+#   without one, and neither converge nor phase2.sh runs deevnet.tenant.qdevice),
 #   LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE,
 #   LAB_ENVELOPE=0 (check: no check_envelope), LAB_ENVELOPE_POOL_MIB=96 (each real thin pool),
 #   LAB_ENVELOPE_CONTROL=shared-pool|unplaced (check_envelope's controls, by hand: each must FAIL)
@@ -51,7 +56,9 @@ log(){ echo "lab: $*" >&2; }
 # and kernel.
 root_image() {
   local tree kt=$1 kver=$2 key img s
-  tree=$("$ROOT/scripts/debian-tree.sh" path)
+  # a failed tree build must stop here: an image packed from an empty tree would be cached as good
+  tree=$("$ROOT/scripts/debian-tree.sh" path) && [ -f "$tree/.deevnet-tree" ] \
+    || { echo "lab: no Debian tree (scripts/debian-tree.sh path failed)" >&2; return 1; }
   key=$( { cat "$tree/.deevnet-tree"; echo "$kver"; sed -n '/^root_image()/,/^}/p' "$0"; } | sha256sum | cut -c1-16)
   img=$CACHE/lab-root-$key.cpio
   if [ ! -f "$img" ]; then
@@ -105,14 +112,14 @@ boot() {
   t=$(date +%s%N)
   { read -r kt; read -r kver; } < <("$ROOT/test/guest/kernel.sh")
   [ -n "${kver:-}" ] || exit 2
-  img=$(root_image "$kt" "$kver")
+  img=$(root_image "$kt" "$kver") || exit 2
   log "kernel + root image ready in $(ms $t) ms ($(du -h "$img" | cut -f1))"
   # per run: the controller's key, the lab scripts, /labinit
   ssh-keygen -q -t ed25519 -N '' -C dvt-lab -f "$LAB_DIR/id"
   mkdir -p "$LAB_DIR/run/root/.ssh" "$LAB_DIR/run/lab"
   cp "$LAB_DIR/id.pub" "$LAB_DIR/run/root/.ssh/authorized_keys"; chmod 700 "$LAB_DIR/run/root/.ssh"
   cp "$HERE/guest/labinit" "$LAB_DIR/run/labinit"
-  cp "$HERE/guest/"{topo.sh,node.sh,nodeexec,vm.sh,resolver.sh} "$LAB_DIR/run/lab/"
+  cp "$HERE/guest/"{topo.sh,node.sh,nodeexec,vm.sh,resolver.sh,corosync.sh} "$LAB_DIR/run/lab/"
   (cd "$LAB_DIR/run" && find . | busybox cpio -o -H newc 2>/dev/null) > "$LAB_DIR/run.cpio"
   cat "$img" "$LAB_DIR/run.cpio" > "$LAB_DIR/initrd"
   port=$(free_port)
@@ -141,6 +148,8 @@ CFG
   done
   # the perimeter, on its management address (guest/topo.sh)
   printf 'Host perimeter 10.20.10.254\n  HostName 10.20.10.254\n  ProxyJump lab\n' >> "$LAB_DIR/ssh_config"
+  # the management host, where the QDevice's corosync-qnetd runs (guest/topo.sh mgmt_host)
+  printf 'Host dv02hyp001p01 10.20.10.1\n  HostName 10.20.10.1\n  ProxyJump lab\n' >> "$LAB_DIR/ssh_config"
   t=$(date +%s%N)
   # The guest's kernel sometimes crashes while it boots under TCG with two vCPUs: seen in a
   # fresh-clone CI run, "Oops: int3" in sched_clock_cpu at 10 s (QEMU 7.2's TCG and the kernel's
@@ -179,6 +188,12 @@ CFG
   sshl lab /lab/topo.sh up $(for spec in $NODES; do echo "${spec%,*,*}"; done)
   for spec in $NODES; do spec=${spec%,*,*}; sshl lab /lab/node.sh ${spec//,/ }; done
   log "switch, perimeter, hosts and nodes up in $(ms $t) ms"
+  # the cluster, as pvecm create / pvecm add leave it: corosync (knet on the management network) on
+  # every node, no QDevice yet (the converge's deevnet.tenant.qdevice sets it up)
+  t=$(date +%s%N)
+  # shellcheck disable=SC2046
+  sshl lab /lab/corosync.sh create dv02 $(for spec in $NODES; do echo "${spec%,*,*}"; done)
+  log "corosync started on every node in $(ms $t) ms"
   pvesim_up
 }
 
@@ -187,11 +202,25 @@ converge() {
   local t; t=$(date +%s%N)
   playbook deevnet.tenant.fabric
   log "fabric playbook (node network, transit routes, SDN fabric + EVPN controller, apply, node reloads) in $(ms $t) ms"
+  # the QDevice (deevnet.tenant.qdevice) only where a member is taken away: LAB_QDEVICE=1 (phase2.sh,
+  # whose lab the drills use, runs it itself); about 7 minutes under TCG
+  if [ -n "${LAB_QDEVICE:-}" ] && [ -z "${LAB_NO_QDEVICE:-}" ]; then
+    t=$(date +%s%N)
+    playbook deevnet.tenant.qdevice
+    log "qdevice playbook (corosync-qnetd on dv02hyp001p01, certificates, quorum.device, corosync-qdevice) in $(ms $t) ms; $(corosync_line "$(echo "$NODES" | cut -d, -f1)")"
+  fi
   t=$(date +%s%N)
   playbook deevnet.tenant.perimeter
   log "perimeter playbook (nftables NAT + policy, routes back to the overlay, forwarding) in $(ms $t) ms"
   resolver_up
   if [ -n "$TENANTS" ]; then t=$(date +%s%N); tenants; log "tenants onboarded and converged, VMs plugged in $(ms $t) ms"; fi
+}
+
+# corosync_line NODE: votequorum's figures as the node's real corosync has them (corosync-quorumtool)
+corosync_line() {
+  sshl "$1" corosync-quorumtool -s 2>&1 | awk -v n="$1" '
+    /^Quorate:/ {q=$2} /^Expected votes:/ {e=$3} /^Total votes:/ {t=$3} /^Quorum:/ {m=$2} /^Flags:/ {sub(/^Flags: */, ""); f=$0}
+    END {printf "corosync on %s: quorate %s, %s votes of %s expected (quorum %s), flags %s\n", n, (q == "Yes" ? "yes" : "NO"), t, e, m, f}'
 }
 
 # pvesim on 127.0.0.1 knowing the inventory's nodes; after each SDN apply it writes every node's
@@ -275,7 +304,22 @@ inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
           # shipped guard in the guest itself
           "substrate_envelope_guard": False,
           # a PVE node has no sudo; root is already root
-          "ansible_become_method": "ansible.builtin.su"} for n in nodes}},
+          "ansible_become_method": "ansible.builtin.su",
+          # the QDevice (deevnet.tenant.qdevice): no pmxcfs here, so each node has its own
+          # corosync.conf (guest/corosync.sh create wrote them), and no systemd: the daemons are
+          # started by guest/corosync.sh where their status tools cannot reach them
+          "substrate_corosync_conf": "/etc/corosync/corosync.conf",
+          "substrate_corosync_conf_shared": False,
+          "substrate_qdevice_init": "command",
+          "substrate_qnetd_command": ["/lab/corosync.sh", "qnetd"],
+          "substrate_qdevice_command": ["/lab/corosync.sh", "qdevice"]} for n in nodes}},
+       # the management host (guest/topo.sh mgmt_host), outside the fabric: the QDevice's qnetd
+       "qdevice": {"hosts": {"dv02hyp001p01": {
+          "ansible_host": "10.20.10.1", "ansible_user": "root",
+          "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
+          "ansible_control_path_dir": lab + "/cp",
+          "ansible_python_interpreter": "/usr/bin/python3",
+          "ansible_become_method": "ansible.builtin.su"}}},
        # the perimeter namespace, reached like the nodes (guest/topo.sh starts its sshd)
        "perimeter": {"hosts": {"perimeter": {
           "ansible_host": "10.20.10.254", "ansible_user": "root",
@@ -952,6 +996,7 @@ case ${1:-} in
   playbook) shift; need_lab; playbook "$@";;
   tenants) need_lab; tenants;;
   vms) need_lab; vms;;
+  corosync-line) need_lab; corosync_line "$2";;
   ssh) shift; need_lab; h=${1:-lab}; shift || true; sshl "$h" "$@";;
   *) sed -n '2,34p' "$0"; exit 2;;
 esac

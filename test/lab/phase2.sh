@@ -220,6 +220,14 @@ flows_stop "$LAB_DIR/fabric-change.flows"
   | tee "$LAB_DIR/fabric-change.md" | sed 's/^/     /' || true
 snapshot "$LAB_DIR/snap-2.json"
 check_objects "$LAB_DIR/snap-1.json" "$LAB_DIR/snap-2.json" "$NAME" "" "phase 2, after the fabric run" || rc=1
+# the seed's Phase 2 also brings the QDevice: two members need its vote to stay quorate with one
+# away (docs/adr/0015-quorum.md); the drills that follow on this lab take a member away
+if [ -z "${LAB_NO_QDEVICE:-}" ]; then
+  t=$(date +%s%N); play 2-qdevice deevnet.tenant.qdevice || fail "phase 2: the qdevice playbook failed"
+  q=$("$LAB" corosync-line "$FIRST")
+  log "phase 2 QDevice in $(ms $t) ms; $q"
+  case $q in *"quorate yes, 3 votes of 3 expected (quorum 2)"*) ok "phase 2: $q";; *) fail "phase 2: $q (want 3 votes of 3, quorum 2, with the QDevice)";; esac
+fi
 stats reset
 t=$(date +%s%N)
 play 2-tenant deevnet.tenant.tenant -e "tenant_file=$TDEMO"

@@ -39,6 +39,12 @@ sed -i 's/^#\{0,1\}watchfrr_options=.*/watchfrr_options="--timeout 600 --restart
 grep -q '^watchfrr_options="--timeout 600' "$E/frr/daemons"
 printf 'frr defaults datacenter\nhostname %s\nlog syslog informational\nservice integrated-vtysh-config\n!\nline vty\n!\n' "$n" > "$E/frr/frr.conf"
 chown -R frr:frr "$E/frr"
+# corosync as Debian's packages install it on a PVE node (no qnetd there: that is the QDevice host's);
+# corosync.sh create writes the cluster's corosync.conf and authkey here, as pvecm does
+mkdir -p "$E/corosync" "/var/lib/lab/$n/lib-corosync"
+# (Debian's example corosync.conf removed: a node is no cluster member until pvecm writes its file,
+# and corosync.sh boot starts corosync only where there is one)
+cp -a /etc/corosync/. "$E/corosync/"; rm -rf "$E/corosync/qnetd" "$E/corosync/corosync.conf"
 fi
 /lab/nodeexec "$n" ifup -a
 /lab/nodeexec "$n" /usr/sbin/sshd -o ListenAddress="${mgmt%/*}" -o HostKey=/etc/ssh/ssh_host_ed25519_key \
@@ -47,3 +53,5 @@ fi
 # stdout/stderr, they held the channel open and `ssh lab node.sh` never returned. A log file instead.
 log=/var/lib/lab/$n/frr-start.log
 /lab/nodeexec "$n" /usr/lib/frr/frrinit.sh start </dev/null >"$log" 2>&1 || { cat "$log"; exit 1; }
+# corosync (and corosync-qdevice once the QDevice is set up), as a booting node's systemd starts them
+/lab/nodeexec "$n" /lab/corosync.sh boot

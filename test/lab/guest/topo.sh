@@ -46,9 +46,22 @@ node() {
   # drill's reboot left the other node's ARP entry stale, and its first underlay ping unanswered)
   port "$n" "$p" "p-$(echo "$n" | tail -c 4)" "$(echo "$n" | md5sum | sed 's/^\(..\)\(..\)\(..\)\(..\).*/02:dd:\1:\2:\3:\4/')"
   for v in 50 51; do bridge -n sw vlan add dev "p-$(echo "$n" | tail -c 4)" vid $v; done
-  rm -rf "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr"
-  mkdir -p "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr" "/etc/netns/$n"
+  rm -rf "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr" "/var/lib/lab/$n/run-corosync-qdevice"
+  mkdir -p "/var/lib/lab/$n/run-network" "/var/lib/lab/$n/run-frr" "/var/lib/lab/$n/run-corosync-qdevice" "/etc/netns/$n"
   chown frr:frr "/var/lib/lab/$n/run-frr"
+  : > "/var/lib/lab/$n/corosync.pid"
+}
+# mgmt_host: the management host (the seed's management hypervisor, dv02hyp001p01, outside the
+# fabric), where the QDevice's corosync-qnetd runs (deevnet.tenant.qdevice): its own /etc/corosync
+# (Debian's corosync-qnetd package as installed: its postinst made qnetd's CA) and /run, and sshd
+# on its management address so the playbook reaches it (nodeexec gives it all, as a node's)
+mgmt_host() {
+  d=/var/lib/lab/mgmt
+  mkdir -p "$d/run-network" "$d/run-frr" "$d/run-corosync-qnetd" "$d/lib-corosync" /etc/netns/mgmt/corosync
+  : > "$d/corosync.pid"
+  cp -a /etc/corosync/. /etc/netns/mgmt/corosync/; rm -f /etc/netns/mgmt/corosync/corosync.conf
+  /lab/nodeexec mgmt /usr/sbin/sshd -o ListenAddress=${MGMT_HOST%/*} -o HostKey=/etc/ssh/ssh_host_ed25519_key \
+    -o PermitRootLogin=prohibit-password -o UseDNS=no -o PidFile=/run/network/sshd.pid
 }
 up() {
   ip netns add sw; ip -n sw link set lo up
@@ -64,6 +77,7 @@ up() {
   ip netns add mgmt; ip -n mgmt link set lo up
   port mgmt eth0 p-mgmt; ip -n mgmt addr add $MGMT_HOST dev eth0
   ip -n mgmt route add default via ${MGMT_GW%/*}
+  mgmt_host
   # the controller's leg: the root namespace (sshd, the jump host) on the management VLAN
   ip link add p-ctl netns sw type veth peer name mgmt0
   ip -n sw link set p-ctl master br0 up; ip link set mgmt0 up; ip addr add $CONTROLLER dev mgmt0
