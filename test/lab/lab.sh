@@ -32,7 +32,7 @@
 #   converged at it, checked again), LAB_DIR,
 #   LAB_QDEVICE=1 (converge: also deevnet.tenant.qdevice), LAB_NO_QDEVICE=1 (no QDevice at all: pvesim
 #   without one, and neither converge nor phase2.sh runs deevnet.tenant.qdevice),
-#   LAB_MEM=2048 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE,
+#   LAB_MEM=2560 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE,
 #   LAB_ENVELOPE=0 (check: no check_envelope), LAB_ENVELOPE_POOL_MIB=96 (each real thin pool),
 #   LAB_ENVELOPE_CONTROL=shared-pool|unplaced (check_envelope's controls, by hand: each must FAIL)
 # Needs: qemu-system-x86 busybox-static openssh-client, the Debian tree (mmdebstrap), apt sources.
@@ -159,8 +159,11 @@ CFG
   for attempt in 1 2 3; do
     # restrict=on: the guest reaches nothing beyond QEMU; the only forward is loopback -> guest sshd.
     # loglevel=5: the kernel's warnings reach console.log, so a soft lockup comes with its stack trace.
+    # 2560 MiB: the root, the thin pools' file and the logs are RAM, and each node's corosync locks
+    # its memory (mlockall, as on PVE): with corosync, 2048 left 1169 MiB available where
+    # check_envelope needs 1280 (README, Envelope)
     rm -f "$LAB_DIR/qemu.pid"
-    qemu-system-x86_64 -accel tcg -m "${LAB_MEM:-2048}" -smp "${LAB_SMP:-2}" -display none -no-reboot \
+    qemu-system-x86_64 -accel tcg -m "${LAB_MEM:-2560}" -smp "${LAB_SMP:-2}" -display none -no-reboot \
       -kernel "$kt/boot/vmlinuz-$kver" -initrd "$LAB_DIR/initrd" \
       -append 'console=ttyS0 quiet loglevel=5 panic=-1 rdinit=/labinit' \
       -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$port-10.0.2.15:22" -device virtio-net-pci,netdev=n0 \
@@ -895,7 +898,7 @@ PY
     if [ "$(ev hog_cgroup "$d/mem.out")" = "$slice" ] && [ "$(ev memory_max "$d/mem.out")" = "$(( hog_memory << 20 ))" ] \
        && [ "$(ev oom_kill "$d/mem.out")" -ge 1 ] 2>/dev/null && [ "$(ev hog_exit "$d/mem.out")" = 137 ] \
        && [ "$(ev kernel_global_oom "$d/mem.out")" = 0 ] && [ "$(ev bystander "$d/mem.out")" = alive ]; then
-      echo "ok   envelope memory: $hog_vm's stand-in (VM $hog_vmid on $hog_node) placed by the guard ($(ev guard "$d/mem.out")), allocating $target MiB: killed (exit 137) in $(ev hog_seconds "$d/mem.out"); $slice memory.max $(ev memory_max "$d/mem.out") (envelope $hog_memory MiB), memory.peak $(ev memory_peak "$d/mem.out"), oom_kill $(ev oom_kill "$d/mem.out"); global OOM kills 0, a bystander on $hog_node alive"
+      echo "ok   envelope memory: $hog_vm's stand-in (VM $hog_vmid on $hog_node) placed by the guard ($(ev guard "$d/mem.out")), allocating $target MiB: killed (exit 137) in $(ev hog_seconds "$d/mem.out"); $slice memory.max $(ev memory_max "$d/mem.out") (envelope $hog_memory MiB), memory.peak $(ev memory_peak "$d/mem.out"), oom_kill $(ev oom_kill "$d/mem.out"); global OOM kills 0, a bystander on $hog_node alive; the guest had $avail MiB available before"
     else echo "FAIL envelope memory: $hog_vm's stand-in allocating $target MiB not OOM-killed in $slice: in $(ev hog_cgroup "$d/mem.out"), exit $(ev hog_exit "$d/mem.out") ($(ev hog_said "$d/mem.out")), memory.max $(ev memory_max "$d/mem.out"), oom_kill $(ev oom_kill "$d/mem.out"), global OOM kills $(ev kernel_global_oom "$d/mem.out"), bystander $(ev bystander "$d/mem.out")"; fail=1; fi
     # CPU: cpu.max is the envelope's cores in CPUs; the guest has LAB_SMP vCPUs
     echo "info envelope cpu: $slice cpu.max $(ev cpu_max "$d/mem.out") ($hog_cores vCPUs), nr_throttled $(ev nr_throttled "$d/mem.out"): a quota of $hog_cores CPUs never binds in a guest of $(sshl lab nproc </dev/null) vCPUs, not shown here"
