@@ -20,6 +20,8 @@ GO      ?= go
 VENV    ?= $(ROOT)/.venv
 BIN_DIR ?= $(ROOT)/plugins/modules
 VENV_OLDEST ?= $(ROOT)/.venv-oldest
+# Every venv the project builds installs under these pins of indirect dependencies (constraints.txt).
+PIP_CONSTRAINTS := $(ROOT)/constraints.txt
 
 # ansible-core 2.21 needs Python >= 3.12; 2.18 supports 3.11 .. 3.13.
 PYTHON_NEWEST ?= $(shell $(ROOT)/tests/ansible/python.sh 3.12 3.99)
@@ -49,28 +51,28 @@ venv: $(VENV)/.stamp
 venv-oldest: $(VENV_OLDEST)/.stamp
 
 # Rebuilt from scratch when the requirements change; otherwise nothing to do (stamp file).
-$(VENV)/.stamp: $(ROOT)/requirements.txt
+$(VENV)/.stamp: $(ROOT)/requirements.txt $(PIP_CONSTRAINTS)
 	@test -n "$(PYTHON_NEWEST)" || { echo 'no Python >= 3.12 found (pyenv, /usr/bin, /usr/local/bin)'; exit 1; }
 	rm -rf $(VENV)
 	$(PYTHON_NEWEST) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r $<
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r $< -c $(PIP_CONSTRAINTS)
 	touch $@
 
-$(VENV_OLDEST)/.stamp: $(ROOT)/requirements-oldest.txt
+$(VENV_OLDEST)/.stamp: $(ROOT)/requirements-oldest.txt $(PIP_CONSTRAINTS)
 	@test -n "$(PYTHON_OLDEST)" || { echo 'no Python 3.11 .. 3.13 found for ansible-core 2.18'; exit 1; }
 	rm -rf $(VENV_OLDEST)
 	$(PYTHON_OLDEST) -m venv $(VENV_OLDEST)
-	$(VENV_OLDEST)/bin/python -m pip install -q --disable-pip-version-check -r $<
+	$(VENV_OLDEST)/bin/python -m pip install -q --disable-pip-version-check -r $< -c $(PIP_CONSTRAINTS)
 	touch $@
 
 # $(call python_venv,DIR,REQUIREMENTS,PYTHON): the rule of a tool venv DIR (DIR/.stamp), rebuilt
 # from scratch when REQUIREMENTS change (mk/ee.mk, mk/docs.mk).
 define python_venv
-$(1)/.stamp: $(2)
+$(1)/.stamp: $(2) $(PIP_CONSTRAINTS)
 	@test -n "$(3)" || { echo 'no Python >= 3.12 found (pyenv, /usr/bin, /usr/local/bin)'; exit 1; }
 	rm -rf $(1)
 	$(3) -m venv $(1)
-	$(1)/bin/python -m pip install -q --disable-pip-version-check -r $$<
+	$(1)/bin/python -m pip install -q --disable-pip-version-check -r $$< -c $(PIP_CONSTRAINTS)
 	touch $$@
 endef
 

@@ -24,11 +24,11 @@ test-dns: install-collection venv
 	$(ROOT)/tests/dns/run.sh --venv $(VENV) --collections $(COLLECTIONS_DIR)
 
 venv-bench: $(VENV_BENCH)/.stamp
-$(VENV_BENCH)/.stamp: $(ROOT)/tests/dns/requirements-bench.txt
+$(VENV_BENCH)/.stamp: $(ROOT)/tests/dns/requirements-bench.txt $(PIP_CONSTRAINTS)
 	@test -n "$(PYTHON_BENCH)" || { echo 'no Python >= 3.12 found for .venv-bench'; exit 1; }
 	rm -rf $(VENV_BENCH)
 	$(PYTHON_BENCH) -m venv $(VENV_BENCH)
-	$(VENV_BENCH)/bin/python -m pip install -q --disable-pip-version-check -r $<
+	$(VENV_BENCH)/bin/python -m pip install -q --disable-pip-version-check -r $< -c $(PIP_CONSTRAINTS)
 	touch $@
 
 bench-dns: install-collection venv-bench

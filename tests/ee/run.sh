@@ -65,7 +65,7 @@ step "2. the image build in a fresh venv: $refs, the collection, introspect, bin
 ee=$work/ee
 "$python" -m venv "$ee"
 # shellcheck disable=SC2086 # the refs are a list of requirement specifiers
-"$ee/bin/python" -m pip install -q --disable-pip-version-check $refs
+"$ee/bin/python" -m pip install -q --disable-pip-version-check -c "$root/constraints.txt" $refs
 # Only the image's collections path: a copy installed elsewhere on this machine must not count.
 ANSIBLE_COLLECTIONS_PATH="$ee/collections" "$ee/bin/ansible-galaxy" collection install -p "$ee/collections" "$tarball" >"$work/install.log"
 installed=$("$tools/bin/python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["collection_info"]["version"])' \
@@ -82,7 +82,7 @@ for pkg in bind9-dnsutils openssh-client bind-utils openssh-clients; do
   else echo "FAIL  introspect did not find $pkg in deevnet.tenant's meta/bindep.txt:"; cat "$work/src/bindep.txt"; fail=1; fi
 done
 if grep -qv '^\s*\(#.*\)\?$' "$work/src/requirements.txt" 2>/dev/null; then
-  "$ee/bin/python" -m pip install -q --disable-pip-version-check -r "$work/src/requirements.txt"
+  "$ee/bin/python" -m pip install -q --disable-pip-version-check -c "$root/constraints.txt" -r "$work/src/requirements.txt"
   echo "PASS  Python requirements installed: $(grep -v '^\s*#' "$work/src/requirements.txt" | tr '\n' ' ')"
 else
   echo "PASS  Python requirements: none beyond ansible-core (meta/requirements.txt)"
