@@ -302,6 +302,21 @@ corosync_agrees() {
   fi >> "$LAB_DIR/drill.log"
 }
 
+# qdevice_host down|up: the QDevice's host (the lab's mgmt namespace) fails (corosync-qnetd killed)
+# or returns (started again), and pvesim's QDevice with it
+qdevice_host() {
+  PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/qdevice/" + sys.argv[2], method="POST", auth=False)' "$LAB_DIR" "$1" >/dev/null
+  if [ "$1" = down ]; then
+    # shellcheck disable=SC2016
+    sshl lab 'for p in $(ip netns pids mgmt); do [ "$(cat /proc/$p/comm)" != corosync-qnetd ] || kill -9 $p; done' </dev/null
+  else sshl lab '/lab/nodeexec mgmt /lab/corosync.sh qnetd' </dev/null; fi
+}
+
+# has_qdevice: pvesim's cluster has a QDevice (LAB_NO_QDEVICE=1 starts it without one)
+has_qdevice() {
+  PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; sys.exit(0 if Pvesim(sys.argv[1]).call("/_sim/quorum", auth=False)["data"].get("qdevice") else 1)' "$LAB_DIR"
+}
+
 # node_down NODE: the node fails as one losing power: its trunk down and every FRR daemon, corosync
 # and corosync-qdevice killed at once, then pvesim's node offline. Prints the guest time of the
 # failure.
@@ -316,9 +331,7 @@ node_down() {
   sim "$1" offline >> "$LAB_DIR/drill.log"
   # the control DRILL_NO_QDEVICE=1: the QDevice's host goes too, so the cluster has no vote to spare
   if [ -n "${DRILL_NO_QDEVICE:-}" ]; then
-    PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/qdevice/down", method="POST", auth=False)' "$LAB_DIR" >/dev/null
-    # shellcheck disable=SC2016
-    sshl lab 'for p in $(ip netns pids mgmt); do [ "$(cat /proc/$p/comm)" != corosync-qnetd ] || kill -9 $p; done' </dev/null
+    qdevice_host down
     echo "control: the QDevice's host down too" >> "$LAB_DIR/drill.log"
   fi
   quorum_line >> "$LAB_DIR/drill.log"
@@ -340,10 +353,7 @@ node_back() {
     /lab/topo.sh node ${spec%,*,*} && /lab/node.sh $1 $mgmt $port boot >/dev/null" < "$LAB_DIR/vms"
   sim "$1" online | tee -a "$LAB_DIR/drill.log" >&2
   # the control's QDevice host back with the node (the cluster quorate again either way)
-  if [ -n "${DRILL_NO_QDEVICE:-}" ]; then
-    PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; Pvesim(sys.argv[1]).call("/_sim/qdevice/up", method="POST", auth=False)' "$LAB_DIR" >/dev/null
-    sshl lab '/lab/nodeexec mgmt /lab/corosync.sh qnetd' </dev/null
-  fi
+  [ -z "${DRILL_NO_QDEVICE:-}" ] || qdevice_host up
   quorum_line >> "$LAB_DIR/drill.log"
   corosync_agrees "$1" "$(sshl lab 'date +%s.%N' </dev/null)" "counted the cluster again after the reboot"
   lab vms >&2
@@ -431,6 +441,8 @@ fail() {
   # DRILL_WITH_MAINT=1 (drills.sh test): drill (b) in this failure, after maint_prepare: one node
   # reboot and one full check for both drills
   [ -z "${DRILL_WITH_MAINT:-}" ] || maint_while_down "$F" "$O" || rc=1
+  # and then without quorum (not in the control, whose QDevice is already away)
+  if [ -n "${DRILL_WITH_MAINT:-}" ] && [ -z "${DRILL_NO_QDEVICE:-}" ] && has_qdevice; then quorum_loss "$F" "$O" || rc=1; fi
   # back: rebooted from its installed state (namespace and trunk anew, the VMs on it restarted,
   # ifupdown2 and FRR started from the files on its disk), back in the cluster (pve-sdn-commit at boot)
   tret=$(node_back "$F")
@@ -538,6 +550,39 @@ maint_while_down() {
   lab vms
   # (check_tenants looks at every node, the failed one too: egress and DNS of the VMs on O only)
   if only_vms_on "$O" egress dns | tee -a "$LAB_DIR/drill.log"; then :; else rc=1; fi
+  return $rc
+}
+
+# quorum_loss F O: inside drill (b), F still away, the QDevice's host fails too: the quorum rule seen
+# failing in every run, not only in the control. O's real corosync and pvesim must both lose quorum;
+# a converge with a change must fail naming quorum and change nothing; the VMs on O keep egress and
+# DNS (running guests go on); the host returns and O's corosync counts the QDevice's vote again
+quorum_loss() {
+  local F=$1 O=$2 name index before after t0 rc=0
+  read -r name index < <(tenant_field "$OTHER")
+  dlog ""
+  dlog "### $F away and the QDevice's host down too: no quorum"
+  t0=$(sshl lab 'date +%s.%N' </dev/null)
+  qdevice_host down
+  quorum_line >> "$LAB_DIR/drill.log"
+  corosync_agrees "$O" "$t0" "lost the QDevice"
+  tail -1 "$LAB_DIR/drill.log" | grep -q "^ok   corosync on $O lost the QDevice .*Quorate No" || { dlog "FAIL corosync on $O did not lose quorum with $F and the QDevice away"; rc=1; }
+  before=$(tenant_vms "$name")
+  # the declaration as it was before drill (b)'s change: every VM's memory would change
+  if lab playbook deevnet.tenant.tenant -e "tenant_file=$OTHER" -e "{\"substrate_maintenance\": [\"$F\"]}" 2>/dev/null; then
+    dlog "FAIL $name converged a change without quorum: PVE would have refused it"; rc=1
+  elif grep -q "no quorum" "$LAB_DIR/ansible-last.log"; then
+    dlog "ok   without quorum $name's converge failed, naming it: $(grep -m1 -o '[^"]*no quorum[^"]*' "$LAB_DIR/ansible-last.log" | cut -c1-200)"
+  else dlog "FAIL $name's converge without quorum failed without naming quorum"; tail -5 "$LAB_DIR/ansible-last.log" | tee -a "$LAB_DIR/drill.log"; rc=1; fi
+  after=$(tenant_vms "$name")
+  if [ "$before" = "$after" ]; then dlog "ok   that failed converge changed none of $name's VMs"
+  else dlog "FAIL that failed converge changed $name's VMs: $(diff <(echo "$before") <(echo "$after") | grep '^[<>]' | tr '\n' ' ')"; rc=1; fi
+  if only_vms_on "$O" egress dns | tee -a "$LAB_DIR/drill.log"; then :; else rc=1; fi
+  t0=$(sshl lab 'date +%s.%N' </dev/null)
+  qdevice_host up
+  quorum_line >> "$LAB_DIR/drill.log"
+  corosync_agrees "$O" "$t0" "counted the QDevice again"
+  tail -1 "$LAB_DIR/drill.log" | grep -q "^ok   corosync on $O counted the QDevice again .*Quorate Yes" || { dlog "FAIL corosync on $O not quorate again after the QDevice's host returned"; rc=1; }
   return $rc
 }
 
