@@ -9,11 +9,15 @@
 //	envelope_guard [-check] [-template N] [-away NODES] sweep
 //	                                   set the guard as the hookscript of every tenant VM lacking it
 //	                                   (and of template N, which every tenant clones)
+//	envelope_guard [-check] [-node NAME] contain
+//	                                   place every tenant VM running on this node outside its
+//	                                   tenant's group into it (one started before a sweep guarded it)
 //
 // Flags, before the arguments (PVE passes none): -envelopes (default deevnet-envelopes.json
 // beside this executable), -cgroup-root (/sys/fs/cgroup), -run-dir (/var/run/qemu-server),
 // -volume (sweep's hookscript, local:snippets/deevnet-envelope-guard), -check (sweep: change nothing),
-// -template (sweep: the shared template too), -away (sweep: nodes in maintenance, left alone).
+// -template (sweep: the shared template too), -away (sweep: nodes in maintenance, left alone),
+// -node (contain: this node's name, default the host name up to its first dot).
 // Cluster state comes from `pvesh` on PATH, as root needs no token on its own node.
 package main
 

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -97,6 +98,19 @@ func Move(dir string, pid int) error {
 		return fmt.Errorf("pid %d: must be at least 1", pid)
 	}
 	return write(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid))
+}
+
+// Holds says whether pid is in the group at dir (its cgroup.procs); a group not made yet holds
+// nothing.
+func Holds(dir string, pid int) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", filepath.Join(dir, "cgroup.procs"), err)
+	}
+	return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid)), nil
 }
 
 // Place is Ensure then Move: the tenant's group with its limits, and pid in it.

@@ -215,3 +215,22 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func TestHolds(t *testing.T) {
+	root := fakeRoot(t, "cpu memory\n")
+	dir := Dir(root, "tdemo")
+	if in, err := Holds(dir, 4242); err != nil || in {
+		t.Fatalf("a group not made yet: %v %v, want false", in, err)
+	}
+	if _, err := Place(root, "tdemo", Limits{MemoryMiB: 1024, Cores: 1}, 4242); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte("17\n4242\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for pid, want := range map[int]bool{4242: true, 17: true, 424: false, 42420: false} {
+		if in, err := Holds(dir, pid); err != nil || in != want {
+			t.Errorf("Holds(%d): %v %v, want %v", pid, in, err, want)
+		}
+	}
+}

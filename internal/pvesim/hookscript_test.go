@@ -263,6 +263,32 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 	if st := vmStatus(t, a.tenant, "10105"); st != "running" {
 		t.Fatalf("the sweep left 10105 %s", st)
 	}
+	// contain, on each node: the unguarded 10105 (its QEMU pid 5151) is put into tdemo's group,
+	// where the envelope's memory.max and cpu.max cap it with tdemo's other VMs; it keeps running.
+	// 10101 is already there (placed above); a running VM without a pid file here is left, named.
+	run2 := t.TempDir()
+	writeScript(t, filepath.Join(run2, "10101.pid"), "4242\n", 0o644)
+	writeScript(t, filepath.Join(run2, "10105.pid"), "5151\n", 0o644)
+	contain := func(args ...string) string {
+		t.Helper()
+		return sweepOut(t, s, guard, append([]string{"-cgroup-root", cg, "-run-dir", run2, "-node", node}, append(args, "contain")...)...)
+	}
+	placed := "tenant tdemo: VM 10105 (pid 5151) ran outside its tenant's group: placed in " + slice + ", its envelope caps it (not stopped)\n"
+	noPid := "tenant tother: VM 10201 reads running on " + node + " but has no QEMU pid file in " + run2 + ": left alone\n"
+	procs := func() string { b, _ := os.ReadFile(filepath.Join(slice, "cgroup.procs")); return string(b) }
+	if out := contain("-check"); out != placed+noPid || procs() != "4242" {
+		t.Fatalf("contain -check: %q (cgroup.procs %q), want %q and nothing moved", out, procs(), placed+noPid)
+	}
+	if out := contain(); out != placed+noPid || procs() != "5151" {
+		t.Fatalf("contain: %q (cgroup.procs %q), want %q and 5151 moved", out, procs(), placed+noPid)
+	}
+	if st := vmStatus(t, a.tenant, "10105"); st != "running" {
+		t.Fatalf("contain left 10105 %s", st)
+	}
+	// On another node's name nothing of this one is touched.
+	if out := sweepOut(t, s, guard, "-cgroup-root", cg, "-run-dir", run2, "-node", "dv02hyp002p09", "contain"); out != "" {
+		t.Fatalf("contain -node dv02hyp002p09: %q, want nothing", out)
+	}
 	// A node in the substrate's maintenance list is left alone (and said so, on stderr).
 	a.tenant.ok("POST", "/nodes/"+node+"/qemu", vals("vmid", "10106", "pool", a.pool), nil)
 	if out, want := sweep("-away", "dv02hyp002p09,"+node), "node "+node+" is away: its 7 tenant guest(s) not swept\n"; out != want {

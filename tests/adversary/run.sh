@@ -9,8 +9,8 @@
 # that holds it: by tdemo's tenant_vm (a warning), by tother's tenant_vm (refused), by verify
 # (fails for tdemo) and by the site report (both rows). The playbooks install the envelope guard
 # (extensions/molecule/shared/guard: pvesim's node disks), so the exhaustion probes (probe/exhaust.go)
-# meet it; the VM the probe makes without the template is swept by the next tenant converge and its
-# next start refused (probe -phase swept).
+# meet it; the VM the probe makes without the template is swept by the next tenant converge, put into
+# tdemo's cgroup group on its node while it runs, and its next start refused (probe -phase swept).
 # The control: ADVERSARY_NO_GUARD=1 runs every playbook without the envelope guard; the exhaustion
 # probes must then fail (PVE starts every bigger VM), the others pass as before.
 set -uo pipefail
@@ -57,9 +57,20 @@ echo "test-adversary: probing as tdemo (other tenant tother, index $other_index;
 
 # The VM the probe made without the template starts unguarded until a sweep: the next tenant converge's
 # hypervisor play sweeps it (the guard becomes its hookscript, nothing is stopped), and its next start is refused.
-play ok "tenant tdemo: the sweep after the probe" -e tenant_file="$T" -e tenant_run_network=false -e tenant_run_verify=false deevnet.tenant.tenant
+# The same play's contain puts it, still running, into tdemo's cgroup group on its node: each node's disk gets
+# a QEMU pid file for it where qemu-server keeps one, and a directory laid out like cgroupfs (pvesim runs no QEMU).
 bare=$(grep -o 'made without the template (vmid [0-9]*)' "$WORK/probe.out" | head -1 | grep -o '[0-9]*')
+for d in "$LAB"/nodes/*/; do
+  mkdir -p "$d/var/run/qemu-server" "$d/sys/fs/cgroup"
+  echo "cpuset cpu io memory pids" > "$d/sys/fs/cgroup/cgroup.controllers"
+  echo "4${bare:-0}" > "$d/var/run/qemu-server/${bare:-0}.pid"
+done
+play ok "tenant tdemo: the sweep after the probe" -e tenant_file="$T" -e tenant_run_network=false -e tenant_run_verify=false deevnet.tenant.tenant
 says "the sweep" "tenant tdemo: VM ${bare:-?}: hookscript local:snippets/deevnet-envelope-guard, was none; it runs unguarded until its next start (not stopped)"
+says "the contain" "tenant tdemo: VM ${bare:-?} (pid 4${bare:-?}) ran outside its tenant's group: placed in $LAB/nodes/"
+if grep -qx "4${bare:-?}" "$LAB"/nodes/*/sys/fs/cgroup/deevnet.slice/tenant-tdemo.slice/cgroup.procs 2>/dev/null; then
+  echo "test-adversary: the contain: VM $bare's QEMU is in tenant-tdemo.slice ($(cat "$LAB"/nodes/*/sys/fs/cgroup/deevnet.slice/tenant-tdemo.slice/memory.max) bytes)"
+else fail "the contain: VM ${bare:-?}'s pid is in no tenant-tdemo.slice"; fi
 "$WORK/probe" -phase swept -attachment "$LAB/attachments/tdemo.yml" -other tother -other-index "$other_index" -bridge "$bridge" | tee "$WORK/swept.out"
 [ "${PIPESTATUS[0]}" -eq 0 ] || fail "probe -phase swept: $(grep -c '^FAIL' "$WORK/swept.out") probes did not get the guard's answer"
 

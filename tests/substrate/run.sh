@@ -131,6 +131,8 @@ PY
           proxmox_node_network_main_file: $W/node-$n/interfaces
           proxmox_node_network_reload: false
           substrate_snippets_dir: $W/lab/nodes/$n/var/lib/vz/snippets
+          substrate_guard_cgroup_root: $W/node-$n/cgroup
+          substrate_guard_run_dir: $W/node-$n/run
           substrate_node_environment: {PATH: "$W/lab/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
           proxmox_node_network_validate: >-
             $ROOT/scripts/debian-tree.sh run -b %s:/tmp/dvt-rendered --
@@ -383,6 +385,19 @@ play guard-off tenant -e tenant_file=tenants/tdemo.yml -e substrate_routes=false
 e=$(start_exit tdemo "$P2" 10152)
 [ "$e" = OK ] && [ "$(hook_of "$P2" 10152)" = none ] && pass "control: without the guard's sweep, tdemo's 32-vCPU VM 10152 starts unguarded (start $e)" \
   || fail "control: 10152 start [$e] hookscript [$(hook_of "$P2" 10152)]"
+# The next converge with the guard puts 10152, running unguarded, into tdemo's cgroup group on its node (here a
+# directory laid out like cgroupfs, and its QEMU pid where qemu-server keeps it): the envelope caps it, it runs on.
+mkdir -p "$W/node-$P2/cgroup" "$W/node-$P2/run"
+echo "cpuset cpu io memory pids" > "$W/node-$P2/cgroup/cgroup.controllers"
+echo 4152 > "$W/node-$P2/run/10152.pid"
+slice=$W/node-$P2/cgroup/deevnet.slice/tenant-tdemo.slice
+if play guard-contain tenant -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false \
+   && grep -qF "tenant tdemo: VM 10152 (pid 4152) ran outside its tenant's group: placed in $slice, its envelope caps it (not stopped)" "$W/guard-contain.log" \
+   && [ "$(cat "$slice/cgroup.procs")" = 4152 ] && [ "$(cat "$slice/memory.max")" = 34359738368 ] && [ "$(cat "$slice/cpu.max")" = "1600000 100000" ] \
+   && [ "$(sapi "/nodes/$P2/qemu/10152/status/current" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["data"]["status"])')" = running ]; then
+  pass "the next converge with the guard puts 10152, running unguarded on $P2, into tdemo's group (32768 MiB, 16 vCPUs), and stops nothing"
+else fail "contain of 10152: $(grep -E 'fatal|outside|pid file' "$W/guard-contain.log" | head -5) procs [$(cat "$slice/cgroup.procs" 2>&1)]"; fi
+rm -f "$W/node-$P2/run/10152.pid"
 task_exit tdemo "$P2" "$(tapi tdemo POST "/nodes/$P2/qemu/10152/status/stop" | upid)" >/dev/null
 for v in 10151 10152; do [ "$(task_exit tdemo "$P2" "$(tapi tdemo DELETE "/nodes/$P2/qemu/$v" | upid)")" = OK ] || fail "remove $v"; done
 

@@ -99,6 +99,10 @@ tenant_registry_file: $DIR/tenants.yml
 # a node's pvesh (root@pam on the simulator) and each node's snippets directory, for the envelope guard
 node_environment: {PATH: "$DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 node_snippets_dir: $DIR/nodes/{node}/var/lib/vz/snippets
+# and where the guard's contain looks for QEMU pids and puts them into cgroups: the node's disk, never
+# this machine's own /sys/fs/cgroup
+node_cgroup_root: $DIR/nodes/{node}/sys/fs/cgroup
+node_run_dir: $DIR/nodes/{node}/var/run/qemu-server
 YML
   mkdir -p "$DIR/unbound.d"
   echo "lab up: pvesim https://127.0.0.1:$port (pid $(cat "$DIR/pvesim.pid")), PowerDNS 127.0.0.1:$DNS_LAB_PDNS_PORT (API $DNS_LAB_API_PORT), Unbound 127.0.0.1:$DNS_LAB_UNBOUND_PORT"

@@ -30,7 +30,7 @@ type options struct {
 	envelopes, cgroupRoot, runDir, volume string
 	check                                 bool
 	template                              int
-	away                                  string
+	away, node                            string
 }
 
 // Main runs the guard with args (os.Args[1:]) and returns its exit status: 1 with one line on
@@ -53,8 +53,9 @@ func run(args []string) error {
 	fs.BoolVar(&o.check, "check", false, "sweep: report what would change, change nothing")
 	fs.IntVar(&o.template, "template", 0, "sweep: also set the hookscript on this template (the one the tenants clone)")
 	fs.StringVar(&o.away, "away", "", "sweep: nodes to leave alone, comma-separated (the substrate's maintenance list)")
+	fs.StringVar(&o.node, "node", "", "contain: this node's name in PVE (default: the host name up to its first dot, as PVE's nodename)")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintf(fs.Output(), "usage: envelope_guard [flags] <vmid> <phase> | place <vmid> | sweep\n")
+		_, _ = fmt.Fprintf(fs.Output(), "usage: envelope_guard [flags] <vmid> <phase> | place <vmid> | sweep | contain\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -71,9 +72,12 @@ func run(args []string) error {
 	if len(a) == 1 && a[0] == "sweep" {
 		return sweep(o)
 	}
+	if len(a) == 1 && a[0] == "contain" {
+		return contain(o)
+	}
 	if len(a) != 2 {
 		fs.Usage()
-		return errors.New("want two arguments: <vmid> <phase>, or place <vmid>")
+		return errors.New("want two arguments: <vmid> <phase>, or place <vmid>; or one: sweep or contain")
 	}
 	if a[0] == "place" {
 		return place(o, a[1])
@@ -162,21 +166,100 @@ func place(o options, arg string) error {
 	if err != nil || name == "" {
 		return err // a VM of no tenant stays where PVE put it
 	}
-	pidFile := filepath.Join(o.runDir, arg+".pid")
-	b, err := os.ReadFile(pidFile)
+	pid, err := qemuPid(o.runDir, id)
 	if err != nil {
-		return fmt.Errorf("VM %d's QEMU pid: %w", id, err)
+		return err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return fmt.Errorf("%s: %q is not a pid", pidFile, strings.TrimSpace(string(b)))
-	}
-	e := f.Tenants[name].Envelope
-	dir, err := cgroupslice.Place(o.cgroupRoot, name, cgroupslice.Limits{MemoryMiB: e.Memory, Cores: e.Cores}, pid)
+	dir, err := cgroupslice.Place(o.cgroupRoot, name, limitsOf(f, name), pid)
 	if err != nil {
 		return fmt.Errorf("tenant %s: placing VM %d (pid %d): %w", name, id, pid, err)
 	}
 	fmt.Printf("tenant %s: VM %d (pid %d) placed in %s\n", name, id, pid, dir)
+	return nil
+}
+
+func limitsOf(f guard.File, tenant string) cgroupslice.Limits {
+	e := f.Tenants[tenant].Envelope
+	return cgroupslice.Limits{MemoryMiB: e.Memory, Cores: e.Cores}
+}
+
+// qemuPid reads the pid qemu-server keeps for a running VM (<run-dir>/<vmid>.pid).
+func qemuPid(runDir string, id int) (int, error) {
+	pidFile := filepath.Join(runDir, strconv.Itoa(id)+".pid")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0, fmt.Errorf("VM %d's QEMU pid: %w", id, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid < 1 {
+		return 0, fmt.Errorf("%s: %q is not a pid", pidFile, strings.TrimSpace(string(b)))
+	}
+	return pid, nil
+}
+
+// contain puts every tenant VM running on this node outside its tenant's group into it: one
+// started without the guard (made with POST /qemu and started before a sweep set the hookscript,
+// or started while the guard's post-start failed) runs in PVE's qemu.slice, where no tenant limit
+// reaches it. In its tenant's group the kernel holds it, with the tenant's other VMs, to the
+// envelope's memory and CPU: past them it is throttled or OOM-killed inside that group, never
+// stopped by the substrate, and no other tenant loses memory to it. One line per VM placed (or,
+// with -check, that would be) on stdout; a running VM with no QEMU pid file here is named on
+// stderr and left (its status is stale, or it runs elsewhere).
+func contain(o options) error {
+	f, res, err := state(o)
+	if err != nil {
+		return err
+	}
+	node := o.node
+	if node == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("-node not given and no host name: %w", err)
+		}
+		node, _, _ = strings.Cut(h, ".")
+	}
+	var errs []string
+	for _, r := range res {
+		if r.Type != "qemu" || r.Template == 1 || r.Node != node || r.Status != "running" {
+			continue
+		}
+		name, _, err := f.TenantOf(res, r.VMID)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		if name == "" {
+			continue
+		}
+		pid, err := qemuPid(o.runDir, r.VMID)
+		if errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(os.Stderr, "tenant %s: VM %d reads running on %s but has no QEMU pid file in %s: left alone\n", name, r.VMID, node, o.runDir)
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		dir := cgroupslice.Dir(o.cgroupRoot, name)
+		in, err := cgroupslice.Holds(dir, pid)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("tenant %s: VM %d (pid %d): %v", name, r.VMID, pid, err))
+			continue
+		}
+		if in {
+			continue
+		}
+		if !o.check {
+			if _, err := cgroupslice.Place(o.cgroupRoot, name, limitsOf(f, name), pid); err != nil {
+				errs = append(errs, fmt.Sprintf("tenant %s: placing VM %d (pid %d): %v", name, r.VMID, pid, err))
+				continue
+			}
+		}
+		fmt.Printf("tenant %s: VM %d (pid %d) ran outside its tenant's group: placed in %s, its envelope caps it (not stopped)\n", name, r.VMID, pid, dir)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
 	return nil
 }
 
