@@ -223,11 +223,7 @@ func contain(o options) error {
 		if r.Type != "qemu" || r.Template == 1 || r.Node != node || r.Status != "running" {
 			continue
 		}
-		name, _, err := f.TenantOf(res, r.VMID)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
+		name := tenantOf(f, res, r.VMID, &errs)
 		if name == "" {
 			continue
 		}
@@ -291,11 +287,7 @@ func sweep(o options) error {
 			}
 			who = fmt.Sprintf("template %d", r.VMID)
 		} else {
-			name, _, err := f.TenantOf(res, r.VMID)
-			if err != nil {
-				errs = append(errs, err.Error())
-				continue
-			}
+			name := tenantOf(f, res, r.VMID, &errs)
 			if name == "" {
 				continue
 			}
@@ -340,6 +332,17 @@ func sweep(o options) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// tenantOf names the tenant whose pool holds vmid, "" for a VM of no tenant or one the envelope
+// file refuses (that refusal added to errs: the caller goes on with the other VMs).
+func tenantOf(f guard.File, res []guard.Resource, vmid int, errs *[]string) string {
+	name, _, err := f.TenantOf(res, vmid)
+	if err != nil {
+		*errs = append(*errs, err.Error())
+		return ""
+	}
+	return name
 }
 
 func isTemplate(res []guard.Resource, vmid int) bool {
