@@ -9,11 +9,14 @@ package access
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/deevnet/tenant/internal/jsonval"
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/pve"
 	"github.com/deevnet/tenant/internal/reconcile"
@@ -22,14 +25,16 @@ import (
 // StoragesOptions are pve_tenant_storages' options.
 type StoragesOptions struct {
 	pve.Connection
-	Nodes []string `opt:"nodes"`
+	Nodes        []string       `opt:"nodes"`
+	EnvelopeDisk map[string]any `opt:"envelope_disk"`
 }
 
 // StoragesModule is pve_tenant_storages: plugins/modules/pve_tenant_storages.py documents it.
 func StoragesModule() module.Entry {
 	return module.Declare(module.Spec{
 		Options: pve.WithConnectionOptions(map[string]*module.Option{
-			"nodes": {Type: module.TypeList, Elements: module.TypeStr, Required: true},
+			"nodes":         {Type: module.TypeList, Elements: module.TypeStr, Required: true},
+			"envelope_disk": {Type: module.TypeDict},
 		}),
 		SupportsCheckMode: true,
 	}, extendStorages)
@@ -104,29 +109,45 @@ func planExtensions(storages []tenantStorage, members []string) []storageExtensi
 	return out
 }
 
-// checkExtensions refuses, by reads only, a storage extended to a node without its thin pool: a
-// clone placed there would fail on lvcreate instead. Each node's pools are read once.
-func checkExtensions(ctx context.Context, c *pve.Client, exts []storageExtension) error {
-	pools := map[string][]string{} // node -> "vg/lv"
+// envelopeDisks reads envelope_disk (tenant name -> the envelope's disk in GiB), refusing a value
+// that is not a whole number of at least 1, naming it.
+func envelopeDisks(opt map[string]any) (map[string]int, error) {
+	out := make(map[string]int, len(opt))
+	for _, name := range slices.Sorted(maps.Keys(opt)) {
+		n, err := strconv.Atoi(strings.TrimSpace(jsonval.String(opt[name])))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("envelope_disk.%s: %q must be a whole number of GiB of at least 1 (the tenant's envelope.disk)", name, jsonval.String(opt[name]))
+		}
+		out[name] = n
+	}
+	return out, nil
+}
+
+// checkExtensions refuses, by reads only, a storage extended to a node without its thin pool (a
+// clone placed there would fail on lvcreate instead), or, for a tenant in diskGiB, to a node whose
+// thin pool is larger than the tenant's envelope disk: the pool's size is what bounds the tenant's
+// disk (ADR-0014 decision 2), as onboarding checks on the nodes of its day. Each node's pools are
+// read once.
+func checkExtensions(ctx context.Context, c *pve.Client, exts []storageExtension, diskGiB map[string]int) error {
+	pools := map[string][]lvmThinPool{}
 	for _, e := range exts {
 		for _, node := range e.Added {
 			have, ok := pools[node]
 			if !ok {
-				var list []struct {
-					LV string `json:"lv"`
-					VG string `json:"vg"`
-				}
-				if err := c.Get(ctx, "/nodes/"+url.PathEscape(node)+"/disks/lvmthin", nil, &list); err != nil {
+				if err := c.Get(ctx, "/nodes/"+url.PathEscape(node)+"/disks/lvmthin", nil, &have); err != nil {
 					return fmt.Errorf("nodes: storage %s cannot be extended to node %s: reading its thin pools (GET /nodes/%s/disks/lvmthin): %w", e.ID, node, node, err)
-				}
-				for _, p := range list {
-					have = append(have, p.VG+"/"+p.LV)
 				}
 				pools[node] = have
 			}
-			if !slices.Contains(have, e.VGName+"/"+e.ID) {
+			i := slices.IndexFunc(have, func(p lvmThinPool) bool { return p.VG == e.VGName && p.LV == e.ID })
+			if i < 0 {
 				return fmt.Errorf("nodes: storage %s cannot be extended to node %s: it has no thin pool %s/%s (make it first, sized to the tenant's envelope disk: lvcreate --type thin-pool -L <disk>G -n %s %s)",
 					e.ID, node, e.VGName, e.ID, e.ID, e.VGName)
+			}
+			tenant := strings.TrimPrefix(e.ID, "tenant-")
+			if limit, ok := diskGiB[tenant]; ok && have[i].Size > int64(limit)<<30 {
+				return fmt.Errorf("nodes: storage %s cannot be extended to node %s: its thin pool %s/%s holds %d bytes (%.1f GiB), more than tenant %s's envelope disk of %d GiB (envelope_disk.%s): the pool is what bounds the tenant's disk, so make it at most %d GiB (a thin pool cannot shrink: remove and make it again while it is empty) or raise the envelope (substrate_tenant_envelopes)",
+					e.ID, node, e.VGName, e.ID, have[i].Size, float64(have[i].Size)/(1<<30), tenant, limit, tenant, limit)
 			}
 		}
 	}
@@ -140,6 +161,10 @@ func extendStorages(m *module.Module, o *StoragesOptions) (module.Result, error)
 		if strings.TrimSpace(n) == "" {
 			return module.Result{}, fmt.Errorf("nodes[%d]: a node name is empty", i)
 		}
+	}
+	diskGiB, err := envelopeDisks(o.EnvelopeDisk)
+	if err != nil {
+		return module.Result{}, err
 	}
 	c, err := o.Client(m)
 	if err != nil {
@@ -155,7 +180,7 @@ func extendStorages(m *module.Module, o *StoragesOptions) (module.Result, error)
 			return nil, false, err
 		}
 		exts = planExtensions(storages, members)
-		if err := checkExtensions(ctx, c, exts); err != nil {
+		if err := checkExtensions(ctx, c, exts, diskGiB); err != nil {
 			return nil, false, err
 		}
 		return exts, len(exts) > 0, nil

@@ -79,3 +79,44 @@ func TestTenantStoragesFollowTheFabric(t *testing.T) {
 		t.Fatalf("migration to the joined node after the extension: %v", err)
 	}
 }
+
+// A node that joins with a tenant's thin pool larger than the tenant's envelope disk is refused
+// before any write, as onboarding refuses one on the nodes of its day; a bad envelope_disk entry is
+// refused naming it; a tenant not in envelope_disk is extended as before.
+func TestTenantStoragesRefuseAPoolOverTheEnvelope(t *testing.T) {
+	srv, _ := pvesimtest.Start(t, twoNodeConfig())
+	thinPool(t, srv, "tenant-tdemo", 10<<30, 0)
+	if a := run(t, srv, withStorage("tdemo", 1)); a["failed"] == true {
+		t.Fatalf("onboard: %v", a)
+	}
+	size, used := int64(20<<30), int64(0)
+	if err := srv.SetDisks(joined, pvesim.DiskRequest{VG: "pve", ThinPool: "tenant-tdemo", Size: &size, Used: &used}); err != nil {
+		t.Fatal(err)
+	}
+	members := []any{node, joined}
+	srv.ResetStats()
+	for _, c := range []struct {
+		name  string
+		disks map[string]any
+		want  string
+	}{
+		{"a pool over the envelope", map[string]any{"tdemo": 16},
+			"nodes: storage tenant-tdemo cannot be extended to node " + joined + ": its thin pool pve/tenant-tdemo holds 21474836480 bytes (20.0 GiB), more than tenant tdemo's envelope disk of 16 GiB (envelope_disk.tdemo)"},
+		{"not a number", map[string]any{"tdemo": "lots"}, `envelope_disk.tdemo: "lots" must be a whole number of GiB of at least 1`},
+		{"below one", map[string]any{"tdemo": 0}, `envelope_disk.tdemo: "0" must be a whole number of GiB of at least 1`},
+	} {
+		res := runStorages(t, srv, map[string]any{"nodes": members, "envelope_disk": c.disks})
+		if res["failed"] != true || !strings.Contains(res["msg"].(string), c.want) {
+			t.Fatalf("%s: %v, want the refusal %q", c.name, res, c.want)
+		}
+		if w := srv.Stats().Writes; w != 0 {
+			t.Fatalf("%s: %d write(s) before the refusal", c.name, w)
+		}
+	}
+	for _, disks := range []map[string]any{{"tdemo": 20}, {"tother": 1}} {
+		res := runStorages(t, srv, map[string]any{"nodes": members, "envelope_disk": disks, "_ansible_check_mode": true})
+		if res["failed"] == true || res["changed"] != true {
+			t.Fatalf("envelope_disk %v: %v, want the extension", disks, res)
+		}
+	}
+}

@@ -228,10 +228,10 @@ func (c *Client) send(ctx context.Context, method, full, path string, payload an
 		}
 		err = unwrapTransport(err)
 		if attempt >= c.cfg.Retries || !retryable(method, err) || ctx.Err() != nil {
-			return fmt.Errorf("%s %s: %w", method, path, c.naming(err))
+			return fmt.Errorf("%s %s: %w", method, path, c.naming(ctx, err))
 		}
 		if !Sleep(ctx, backoff) {
-			return fmt.Errorf("%s %s: %w", method, path, c.naming(err))
+			return fmt.Errorf("%s %s: %w", method, path, c.naming(ctx, err))
 		}
 		backoff *= 2
 	}
@@ -291,14 +291,15 @@ func retryable(method string, err error) bool {
 }
 
 // naming prefixes a connection failure with the option to fix: a refused token, a certificate
-// the CA does not vouch for, a host that does not answer. The text never holds the secret.
-func (c *Client) naming(err error) error {
+// the CA does not vouch for, a host that does not answer; and a write refused because /etc/pve is
+// read-only with what /cluster/status says of quorum (quorumHint). The text never holds the secret.
+func (c *Client) naming(ctx context.Context, err error) error {
 	var ae *APIError
 	if errors.As(err, &ae) {
 		if ae.Status == http.StatusUnauthorized {
 			return fmt.Errorf("api_token_id/api_token_secret: PVE refused the token (wrong id or secret, or the token expired): %w", err)
 		}
-		return err
+		return c.quorumHint(ctx, ae.Message, err)
 	}
 	var unknownCA x509.UnknownAuthorityError
 	var certErr *tls.CertificateVerificationError

@@ -47,7 +47,7 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 			if st.ExitStatus == "OK" {
 				return nil
 			}
-			return &TaskError{UPID: upid, ExitStatus: st.ExitStatus, LogTail: c.taskLogTail(ctx, upid, 10)}
+			return c.quorumHint(ctx, st.ExitStatus, &TaskError{UPID: upid, ExitStatus: st.ExitStatus, LogTail: c.taskLogTail(ctx, upid, 10)})
 		}
 		if !Sleep(ctx, interval) {
 			return fmt.Errorf("waiting for task %s: %w", upid, ctx.Err())

@@ -28,6 +28,20 @@ func TestNoQuorumFailsNamingIt(t *testing.T) {
 	if id := e.nodeOf(10103); id != "" {
 		t.Fatalf("a VM was created without quorum, on %s", id)
 	}
+	// A config change (memory) on the VM left on node: PVE's refusal is a permission error on a
+	// temporary file in /etc/pve, which does not say why; tenant_vm's message says quorum.
+	change := args(2)
+	change["memory"] = 4096
+	res, code = e.run(change, false, false)
+	msg := fmt.Sprint(res["msg"])
+	for _, want := range []string{
+		"the cluster has no quorum (GET /cluster/status: quorate 0, 1 of 2 nodes online): pmxcfs keeps /etc/pve read-only",
+		"Permission denied",
+	} {
+		if code == 0 || !strings.Contains(msg, want) {
+			t.Fatalf("a config change without quorum: code %d, msg %q, want in it %q", code, msg, want)
+		}
+	}
 	e.must(e.srv.SetQDevice(true))
 	if res, code := e.run(args(3), false, false); code != 0 || e.nodeOf(10103) != node {
 		t.Fatalf("with the QDevice's vote: code %d, %v", code, res["msg"])

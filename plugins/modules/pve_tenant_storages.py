@@ -20,7 +20,9 @@ description:
     storage would hide them from Proxmox VE. A storage without C(nodes) is on every node already and is left as it is.
     Other storages (the operator's) are never changed.
   - Before any write, each node to be added is read (C(GET /nodes/{node}/disks/lvmthin)) and a node without the
-    tenant's thin pool is refused, naming the storage, the node and the C(lvcreate) that makes the pool.
+    tenant's thin pool is refused, naming the storage, the node and the C(lvcreate) that makes the pool; so is a node
+    whose thin pool is larger than the tenant's envelope disk (O(envelope_disk)), as onboarding refuses one on the
+    nodes of its day.
   - Check mode and diff mode show each storage's nodes before and after.
 options:
   nodes:
@@ -29,6 +31,17 @@ options:
     type: list
     elements: str
     required: true
+  envelope_disk:
+    description:
+      - Each tenant's envelope disk in GiB, by tenant name (C(tdemo) for the storage C(tenant-tdemo)); the substrate
+        passes every onboarded tenant's.
+      - The thin pool is what bounds a tenant's disk (ADR-0014 decision 2), so a node whose C(tenant-<name>) pool is
+        larger than this is refused before any write, naming the node, the pool's size and the limit. A tenant not
+        listed is not checked.
+      - Each value is a whole number of at least 1, or the run is refused naming the entry.
+    type: dict
+    default: {}
+    version_added: 0.3.0
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
 notes:
@@ -42,6 +55,7 @@ EXAMPLES = r'''
 - name: Extend the tenants' storages to a node that joined the fabric
   deevnet.tenant.pve_tenant_storages:
     nodes: [dv02hyp002p02, dv02hyp002p03]
+    envelope_disk: {tdemo: 256, tother: 64}
     api_host: pve.example.net
     api_user: root@pam
     api_token_id: iac
