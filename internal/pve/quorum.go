@@ -23,7 +23,7 @@ func readOnlyPVEFS(msg string) bool {
 // quorumHint adds, to an error PVE gave for a write into a read-only /etc/pve, what the cluster's
 // status says of quorum: an operator on a bad day reads "no quorum" instead of a permission
 // error on a temporary file. One read of GET /cluster/status, only after such a failure; err is
-// returned as it was when the cluster is quorate or the read fails.
+// returned as it was when the cluster is quorate, and named as likely when the read is refused.
 func (c *Client) quorumHint(ctx context.Context, msg string, err error) error {
 	if !readOnlyPVEFS(msg) {
 		return err
@@ -33,7 +33,10 @@ func (c *Client) quorumHint(ctx context.Context, msg string, err error) error {
 	defer cancel()
 	var status []map[string]any
 	if e := c.api.Req(rctx, http.MethodGet, "/cluster/status", nil, &status); e != nil {
-		return err
+		// A tenant's token lacks Sys.Audit on / and may not read it: the likeliest cause is said
+		// as such, with why it could not be confirmed.
+		return fmt.Errorf("/etc/pve is read-only, as pmxcfs keeps it while the cluster has no quorum (not confirmed: GET /cluster/status: %w): %w",
+			unwrapTransport(e), err)
 	}
 	quorate, nodes, online := "", 0, 0
 	for _, s := range status {
