@@ -97,7 +97,10 @@ $(foreach b,$(SHIPPED_BINARIES),$(foreach p,$(call platforms_of,$(b)),\
 # `build` is the lead's target (root Makefile): it checks every module compiles for linux/amd64.
 collection: build build-all venv
 	@mkdir -p $(DIST_DIR)
-	cd $(ROOT) && $(VENV)/bin/ansible-galaxy collection build --force --output-path $(DIST_DIR) .
+	@# built aside and renamed over: make test's jobs install the tarball while another job builds it
+	rm -rf $(DIST_DIR)/.build.$$$$ && cd $(ROOT) && \
+	  $(VENV)/bin/ansible-galaxy collection build --output-path $(DIST_DIR)/.build.$$$$ . && \
+	  mv -f $(DIST_DIR)/.build.$$$$/$(notdir $(COLLECTION_TARBALL)) $(COLLECTION_TARBALL) && rmdir $(DIST_DIR)/.build.$$$$
 	@ls -l $(COLLECTION_TARBALL)
 
 dist: collection

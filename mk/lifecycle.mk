@@ -7,7 +7,7 @@
 #   make demo                scripts/demo.sh (see its header)
 
 LIFECYCLE_SCENARIOS ?= render default isolation drill
-LIFECYCLE_ENV = PATH="$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(ROOT)/.ansible/collections" \
+LIFECYCLE_ENV = PATH="$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(COLLECTIONS_DIR)" \
 	PVESIM="$(ROOT)/bin/pvesim"
 
 .PHONY: test-lifecycle bench-lifecycle demo demo-down

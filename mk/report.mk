@@ -6,7 +6,7 @@
 #                      picture, no secret in it; then a stopped VM and a removed record must show in
 #                      the table and the picture. PNGs kept under tests/report/out (CI artefact).
 
-REPORT_ENV = PATH="$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(ROOT)/.ansible/collections" \
+REPORT_ENV = PATH="$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(COLLECTIONS_DIR)" \
 	PVESIM="$(ROOT)/bin/pvesim"
 
 .PHONY: test-report

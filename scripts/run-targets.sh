@@ -13,6 +13,15 @@
 # they take what the labs leave. Niced or not, phase 2 has failed beside them (make test's default
 # is one lane; Makefile).
 #
+# TEST_JOBS=N (N > 1, one lane): the targets not in ALONE_TARGETS (default: GUEST_TARGETS) run first,
+# N at a time, each job taking the next target from one queue in the order given; then the
+# ALONE_TARGETS run one after another with nothing beside them (the labs' timings are what load
+# breaks). Job N's makes get
+# JOB_VARS with %N replaced by N (make test: a collections path of its own, since
+# install-collection empties the directory it installs into). A job prints a target's output when
+# the target ends, in one piece; the table says which job ran it. LANE_PREP and the Debian tree and
+# guest kernel are made first, as for two lanes.
+#
 # RETRY_TARGETS: targets run a second time when they fail (the labs: TCG timing under a CI
 # machine's load). The first failure's lines are printed before the second attempt and again after
 # the table, and the table says which target passed on its second attempt: a retry is reported,
@@ -24,47 +33,77 @@ cd "$(dirname "$0")/.."
 
 make_cmd=$1; shift
 lanes=${TEST_LANES:-1}
+jobs=${TEST_JOBS:-1}
 keep_going=${KEEP_GOING:-0}
 read -r -a guest_targets <<< "${GUEST_TARGETS:-}"
 read -r -a retry_targets <<< "${RETRY_TARGETS:-}"
+# the targets TEST_JOBS runs alone, after the jobs (default: GUEST_TARGETS)
+read -r -a alone_targets <<< "${ALONE_TARGETS-${GUEST_TARGETS:-}}"
 times=$(mktemp -d /tmp/dvt-run-targets.XXXXXX)
 trap 'rm -rf "$times"' EXIT
 
-# run_lane NAME TARGET...: each target with make, its time, status and attempts appended to
-# $times/NAME. A target in RETRY_TARGETS that fails is run once more, after its failure's lines
-# (why_failed) are printed; the table says so.
-# Lane 1 runs its makes under lane1_wrap (a command prefix; set, not exported, when two lanes run:
-# an exported one would reach the runs of this script that the tests make).
+# run_target LANE TARGET [MAKEVAR...]: make TARGET, its output teed into $times/target-TARGET.log,
+# then "target seconds rc attempts" appended to $times/LANE; returns make's rc. A target in
+# RETRY_TARGETS that fails is run once more, after its failure's lines (why_failed) are printed;
+# the table says so. Lane 1 runs its makes under lane1_wrap (a command prefix; set, not exported,
+# when two lanes run: an exported one would reach the runs of this script that the tests make).
 lane1_wrap=()
-run_lane() {
-  local lane=$1 t start rc failed=0 attempts; shift
+run_target() {
+  local lane=$1 t=$2 start rc attempts=1; shift 2
   local -a wrap=()
   [ "$lane" != 1 ] || wrap=("${lane1_wrap[@]}")
-  for t in "$@"; do
-    start=$(date +%s); attempts=1
-    echo "== make $t (lane $lane, $(date -u +%H:%M:%S))"
-    "${wrap[@]}" $make_cmd --no-print-directory "$t" 2>&1 | tee "$times/target-$t.log"
+  start=$(date +%s)
+  echo "== make $t (lane $lane, $(date -u +%H:%M:%S))"
+  "${wrap[@]}" $make_cmd --no-print-directory "$@" "$t" 2>&1 | tee "$times/target-$t.log"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" -ne 0 ] && is_retried "$t"; then
+    mv "$times/target-$t.log" "$times/target-$t.first.log"
+    echo "== make $t failed (rc $rc) on its first attempt, at $(date -u +%H:%M:%S); why:"
+    failure_lines "$times/target-$t.first.log"
+    echo "== make $t: second attempt"
+    attempts=2
+    "${wrap[@]}" $make_cmd --no-print-directory "$@" "$t" 2>&1 | tee "$times/target-$t.log"
     rc=${PIPESTATUS[0]}
-    if [ "$rc" -ne 0 ] && is_retried "$t"; then
-      mv "$times/target-$t.log" "$times/target-$t.first.log"
-      echo "== make $t failed (rc $rc) on its first attempt, at $(date -u +%H:%M:%S); why:"
-      failure_lines "$times/target-$t.first.log"
-      echo "== make $t: second attempt"
-      attempts=2
-      "${wrap[@]}" $make_cmd --no-print-directory "$t" 2>&1 | tee "$times/target-$t.log"
-      rc=${PIPESTATUS[0]}
-    fi
-    printf '%s %s %s %s\n' "$t" "$(( $(date +%s) - start ))" "$rc" "$attempts" >> "$times/$lane"
-    if [ "$rc" -ne 0 ]; then
+  fi
+  printf '%s %s %s %s\n' "$t" "$(( $(date +%s) - start ))" "$rc" "$attempts" >> "$times/$lane"
+  [ "$rc" -eq 0 ] || echo "== make $t failed (rc $rc)"
+  return "$rc"
+}
+
+# run_lane NAME TARGET...: each target in turn; stops at the first failure unless KEEP_GOING=1
+run_lane() {
+  local lane=$1 t failed=0; shift
+  for t in "$@"; do
+    run_target "$lane" "$t" && continue
+    failed=1
+    [ "$keep_going" = 1 ] || return 1
+  done
+  return $failed
+}
+
+# job N: takes the next target from $times/queue until it is empty, or until a failure stops the
+# run (without KEEP_GOING: the running targets end, no new one starts); each make gets JOB_VARS
+# with %N as N. A target's output is printed when it ends, in one piece (a lock: two jobs' logs
+# never interleave).
+job() {
+  local n=$1 t failed=0
+  local -a vars=()
+  [ -z "${JOB_VARS:-}" ] || read -r -a vars <<< "${JOB_VARS//%N/$n}"
+  while [ ! -e "$times/stop" ]; do
+    t=$(flock "$times/queue" sh -c 'head -n 1 "$1"; sed -i 1d "$1"' _ "$times/queue")
+    [ -n "$t" ] || break
+    echo "== make $t started (job $n, $(date -u +%H:%M:%S))"
+    if ! run_target "j$n" "$t" "${vars[@]}" > "$times/job-$t.out" 2>&1; then
       failed=1
-      echo "== make $t failed (rc $rc)"
-      [ "$keep_going" = 1 ] || return 1
+      [ "$keep_going" = 1 ] || : > "$times/stop"
     fi
+    flock "$times/print.lock" cat "$times/job-$t.out"
   done
   return $failed
 }
 
 is_guest_target() { local g; for g in "${guest_targets[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
+is_alone() { local g; for g in "${alone_targets[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
 is_retried() { local g; for g in "${retry_targets[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
 
 # failure_lines LOG: the lines of a target's log that say why it failed (ansible's fatal and failed
@@ -82,13 +121,15 @@ failure_lines() {
   grep '^lab: state ' "$times/plain.log" | cut -c1-300 | tail -n 24
 }
 
+# lanes_run: the lanes that ran targets, in the order they ran: the jobs, then lanes 1 and 2
+lanes_run() { (cd "$times" && { ls -d j[0-9]* 2>/dev/null | sort -V; for l in 1 2; do [ -f "$l" ] && echo "$l"; done; }); }
+
 table() {
   local lane t s rc total=0
   echo
   echo "== make test: time per target"
   printf '%-22s %5s %8s  %s\n' target lane seconds result
-  for lane in 1 2; do
-    [ -f "$times/$lane" ] || continue
+  for lane in $(lanes_run); do
     while read -r t s rc n; do
       printf '%-22s %5s %8s  %s%s\n' "$t" "$lane" "$s" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (rc $rc)")" \
         "$([ "$n" = 2 ] && echo " on its second attempt (the first failed; see why above and below)")"
@@ -102,8 +143,7 @@ table() {
 # failure in a 20-minute target is otherwise thousands of lines above the table.
 why_failed() {
   local lane t s rc n
-  for lane in 1 2; do
-    [ -f "$times/$lane" ] || continue
+  for lane in $(lanes_run); do
     while read -r t s rc n; do
       if [ "$n" = 2 ]; then
         echo; echo "== why the first attempt of make $t failed"; failure_lines "$times/target-$t.first.log"
@@ -114,7 +154,44 @@ why_failed() {
   done
 }
 
+# prep: what every lane's or job's targets make first (LANE_PREP: the binaries, the venvs, the
+# tools), once, before they run side by side: two makes building one venv at once would both
+# pip-install into it. Then the Debian tree and the guest kernel (LANE_GUEST_PREP=0: not, for the
+# runner's own tests).
+prep() {
+  if [ -n "${LANE_PREP:-}" ]; then
+    # shellcheck disable=SC2086
+    $make_cmd --no-print-directory $LANE_PREP || { echo "run-targets: make $LANE_PREP failed" >&2; return 1; }
+  fi
+  if [ "${LANE_GUEST_PREP:-1}" = 1 ]; then
+    scripts/debian-tree.sh path >/dev/null || { echo "run-targets: building the Debian tree failed" >&2; return 1; }
+    test/guest/kernel.sh >/dev/null || { echo "run-targets: fetching the guest kernel failed" >&2; return 1; }
+  fi
+}
+
 wall_start=$(date +%s)
+first=(); second=()
+for t in "$@"; do if is_guest_target "$t"; then second+=("$t"); else first+=("$t"); fi; done
+
+if [ "$lanes" = 1 ] && [ "$jobs" -gt 1 ]; then
+  first=(); second=()
+  for t in "$@"; do if is_alone "$t"; then second+=("$t"); else first+=("$t"); fi; done
+  prep || exit 1
+  printf '%s\n' "${first[@]}" > "$times/queue"
+  echo "== ${#first[@]} targets, $jobs at a time: ${first[*]}"
+  pids=()
+  for ((n = 1; n <= jobs; n++)); do job "$n" & pids+=($!); done
+  rc=0
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  echo "== the $jobs jobs done in $(( $(date +%s) - wall_start )) s"
+  if [ "$rc" = 0 ] || [ "$keep_going" = 1 ]; then
+    [ ${#second[@]} -eq 0 ] || { echo "== then, alone: ${second[*]}"; run_lane 1 "${second[@]}" || rc=1; }
+  fi
+  table
+  why_failed
+  exit $rc
+fi
+
 if [ "$lanes" = 1 ] || [ ${#guest_targets[@]} -eq 0 ]; then
   run_lane 1 "$@"; rc=$?
   table
@@ -122,20 +199,7 @@ if [ "$lanes" = 1 ] || [ ${#guest_targets[@]} -eq 0 ]; then
   exit $rc
 fi
 
-first=(); second=()
-for t in "$@"; do if is_guest_target "$t"; then second+=("$t"); else first+=("$t"); fi; done
-# What both lanes' targets build first (LANE_PREP: the binaries, the venv, the tools), once, before
-# the lanes start: two makes building one venv at once would both pip-install into it.
-if [ -n "${LANE_PREP:-}" ]; then
-  # shellcheck disable=SC2086
-  $make_cmd --no-print-directory $LANE_PREP || { echo "run-targets: make $LANE_PREP failed" >&2; exit 1; }
-fi
-# The tree and the kernel, once, before the lanes share them (LANE_GUEST_PREP=0: not, for the
-# runner's own tests).
-if [ "${LANE_GUEST_PREP:-1}" = 1 ]; then
-  scripts/debian-tree.sh path >/dev/null || { echo "run-targets: building the Debian tree failed" >&2; exit 1; }
-  test/guest/kernel.sh >/dev/null || { echo "run-targets: fetching the guest kernel failed" >&2; exit 1; }
-fi
+prep || exit 1
 run_lane 2 "${second[@]}" > "$times/lane2.log" 2>&1 &
 lane2=$!
 lane1_wrap=(nice -n "${LANE1_NICE:-10}" ionice -c 2 -n 7)

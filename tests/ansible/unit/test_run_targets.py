@@ -32,15 +32,25 @@ guestniceness:
 \t@echo "guest niceness $$(nice)"
 nested:
 \t@TEST_LANES=2 GUEST_TARGETS=guestniceness bash {runner} "make -f {mk}" niceness guestniceness
+waitsforb:
+\t@touch {dir}/a.running; for i in $$(seq 100); do [ -f {dir}/b.running ] && break; sleep 0.1; done; \\
+\t  [ -f {dir}/b.running ] && echo "a saw b running, job var $(V)"; rm -f {dir}/a.running; touch {dir}/a.done
+waitsfora:
+\t@touch {dir}/b.running; for i in $$(seq 100); do [ -f {dir}/a.running ] || [ -f {dir}/a.done ] && break; sleep 0.1; done; \\
+\t  echo "b, job var $(V)"; sleep 0.3; rm -f {dir}/b.running; touch {dir}/b.done
+guestalone:
+\t@if [ -f {dir}/a.done ] && [ -f {dir}/b.done ] && ! ls {dir}/*.running >/dev/null 2>&1; then echo guest alone; else echo guest beside; exit 2; fi
+slowbad:
+\t@sleep 0.5; echo 'fatal: [localhost]: FAILED! => {{"msg": "slow"}}'; exit 2
 """
 
 
-def run(tmp_path, *targets, retry='', keep_going='1', lanes='1', guests=''):
+def run(tmp_path, *targets, retry='', keep_going='1', lanes='1', guests='', jobs='1', job_vars=''):
     mk = tmp_path / 'fake.mk'
-    mk.write_text(MAKEFILE.format(flag=tmp_path / 'flag', runner=RUNNER, mk=mk))
+    mk.write_text(MAKEFILE.format(flag=tmp_path / 'flag', runner=RUNNER, mk=mk, dir=tmp_path))
     # (make test's own variables cleared: this test runs inside make test's lanes)
     env = dict(os.environ, KEEP_GOING=keep_going, RETRY_TARGETS=retry, TEST_LANES=lanes,
-               GUEST_TARGETS=guests, LANE_GUEST_PREP='0', LANE_PREP='')
+               GUEST_TARGETS=guests, ALONE_TARGETS=guests, LANE_GUEST_PREP='0', LANE_PREP='', TEST_JOBS=jobs, JOB_VARS=job_vars)
     p = subprocess.run(['bash', RUNNER, 'make -f %s' % mk, *targets], env=env, capture_output=True,
                        text=True, timeout=60, check=False)
     return p.returncode, p.stdout
@@ -121,3 +131,43 @@ def test_the_niced_lane_does_not_reach_runs_it_makes(tmp_path):
     lines = out.splitlines()
     assert 'niceness %d' % min(base + 20, 19) in lines
     assert 'guest niceness %d' % min(base + 10, 19) in lines
+
+
+def test_jobs_run_targets_side_by_side_each_with_its_vars(tmp_path):
+    """TEST_JOBS=2: two targets run at once (each waits to see the other running), each make gets
+    JOB_VARS with its job's number, and the table names the job."""
+    rc, out = run(tmp_path, 'waitsforb', 'waitsfora', jobs='2', job_vars='V=v%N')
+    assert rc == 0, out
+    lines = out.splitlines()
+    a = [l for l in lines if l.startswith('a saw b running, job var ')]
+    b = [l for l in lines if l.startswith('b, job var ')]
+    assert a and b, out
+    assert {a[0].split()[-1], b[0].split()[-1]} == {'v1', 'v2'}
+    rows = [l.split() for l in after_table(out).splitlines()[2:] if l.startswith('waits')]
+    assert sorted(r[1] for r in rows) == ['j1', 'j2']
+
+
+def test_jobs_in_turn_with_one_job(tmp_path):
+    """TEST_JOBS=1 is the plain run: a target waiting for the other never sees it running."""
+    rc, out = run(tmp_path, 'waitsforb', 'waitsfora', jobs='1')
+    assert rc == 0
+    assert 'a saw b running' not in out
+
+
+def test_guest_targets_run_after_the_jobs_alone(tmp_path):
+    rc, out = run(tmp_path, 'guestalone', 'waitsforb', 'waitsfora', jobs='2', guests='guestalone')
+    assert rc == 0, out
+    assert 'guest alone' in out.splitlines()
+    table = after_table(out)
+    assert any(l.split()[:2] == ['guestalone', '1'] for l in table.splitlines())
+
+
+def test_a_job_failure_stops_the_run_and_the_guest_targets(tmp_path):
+    """Without KEEP_GOING a failed target in one job lets the running ones end, starts no other and
+    runs no guest target; why is printed after the table."""
+    rc, out = run(tmp_path, 'bad', 'slowbad', 'ok', 'guestalone', jobs='2', guests='guestalone', keep_going='0')
+    assert rc == 1
+    assert '== make ok' not in out
+    assert '== make guestalone' not in out
+    tail = after_table(out)
+    assert '== why make bad failed' in tail and '== why make slowbad failed' in tail
