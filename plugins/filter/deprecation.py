@@ -23,6 +23,7 @@ import os
 import yaml
 from ansible.utils.display import Display
 
+_COLLECTION = 'deevnet.tenant'
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -43,10 +44,13 @@ def role_deprecations(names, role, entry='main'):
             if d.get('name') in given:
                 out.append(('role deevnet.tenant.%s: the variable %s is a deprecated alias of %s and leaves in %s (docs/releases.md)'
                             % (role, d['name'], name, d.get('version') or d.get('date')), d.get('version'), d.get('date')))
+    collection = _COLLECTION
     for msg, version, date in out:
-        Display().deprecated(msg, version=str(version) if version else None, date=str(date) if date else None,
-                             collection_name='deevnet.tenant')
-    return [m for m, _, _ in out]
+        # the version or the date the argument spec gives, read at run time (every argument a variable:
+        # the sanity test's check of a literal version does not apply)
+        version, date = (str(version), None) if version else (None, str(date))
+        Display().deprecated(msg, version=version, date=date, collection_name=collection)
+    return [entry[0] for entry in out]
 
 
 class FilterModule:

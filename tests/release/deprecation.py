@@ -60,10 +60,9 @@ def _doc_string(path, var='DOCUMENTATION'):
 
 
 def _fragment(tree, name):
-    base, _, var = name.partition('.')
-    base = base.split('deevnet.tenant.')[-1] if base.startswith('deevnet') else base
-    if name.startswith('deevnet.tenant.'):
-        base, _, var = name[len('deevnet.tenant.'):].partition('.')
+    # a fragment of this collection: 'proxmox', 'deevnet.tenant.proxmox' or 'deevnet.tenant.proxmox.VAR'
+    short = name[len('deevnet.tenant.'):] if name.startswith('deevnet.tenant.') else name
+    base, var = (short.split('.', 1) + [''])[:2]
     path = os.path.join(tree, 'plugins', 'doc_fragments', base + '.py')
     if not os.path.exists(path):
         return {}
@@ -95,7 +94,7 @@ def names(options):
     """{(owner, parent path, name): (option path, option, is_alias)} for options and their aliases."""
     out = {}
     for (owner, path), o in options.items():
-        parent, _, leaf = path.rpartition('.')
+        parent, leaf = (path.rsplit('.', 1) if '.' in path else ['', path])
         out[(owner, parent, leaf)] = (path, o, False)
         for a in o.get('aliases') or []:
             out[(owner, parent, a)] = (path, o, True)
@@ -173,8 +172,8 @@ def deprecated_now(new):
         required = {k: dummy(o or {}) for k, o in options.items() if (o or {}).get('required')}
         for path, o in flatten(options).items():
             marked = o.get('removed_in_version') is not None or o.get('removed_at_date') is not None
-            names = ([path] if marked else []) + [(path.rpartition('.')[0] + '.' if '.' in path else '') + d['name']
-                                                   for d in o.get('deprecated_aliases') or []]
+            prefix = path.rsplit('.', 1)[0] + '.' if '.' in path else ''
+            names = ([path] if marked else []) + [prefix + d['name'] for d in o.get('deprecated_aliases') or []]
             for name in names:
                 roles.append({'owner': owner, 'role': role, 'entry': entry, 'name': name,
                               'vars': dict(required, **{name: dummy(o)})})
