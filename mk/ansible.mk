@@ -7,7 +7,8 @@
 #   make collection / dist  dist/deevnet-tenant-<version>.tar.gz
 #   make test-manifest      the tarball holds exactly tests/manifest/expected.txt, also with strays in the tree
 #   make test-sanity        ansible-test sanity (validate-modules, pep8, pylint, ansible-doc, import, ...) on both
-#   make test-release       pending changelog fragments come with a version bump in galaxy.yml; make release on a scratch copy
+#   make test-release       pending changelog fragments come with a version bump in galaxy.yml; the deprecation rule
+#                           against the last release; make release on a scratch copy (and its MAJOR drill)
 #   make release VERSION=x.y.z  refuses a version the fragments do not allow, else bumps, changelog, tarball
 #   make test-platforms     linux/arm64 binaries run under qemu-user; darwin binaries are Mach-O for their CPU
 #   make install-collection the tarball installed into $(ROOT)/.ansible/collections (an empty path)
@@ -122,14 +123,18 @@ manifest-update: collection
 test-platforms: build-all tools venv
 	$(ROOT)/tests/platforms/run.sh --bin-dir $(PLATFORM_BIN_DIR) --pvesim $(ROOT)/bin/pvesim --venv $(VENV)
 
-# The version bump rule (README.md, Releasing): pending changelog fragments need a version above the last release.
+# The version bump rule (README.md, Releasing): pending changelog fragments need a version above the last release;
+# the deprecation rule (docs/releases.md): what the last release had leaves only behind its deprecation.
 test-release: venv
 	$(ROOT)/tests/release/check-version.sh --venv $(VENV)
+	$(ROOT)/tests/release/deprecation.sh --venv $(VENV)
 	$(ROOT)/tests/release/release-test.sh --venv $(VENV)
 
 # A release (README.md, Releasing; docs/releases.md): scripts/release.sh, then commit it on main.
+# A new MAJOR runs the rebuild drill first (RELEASE_DRILL, default the molecule scenario drill on pvesim).
+RELEASE_DRILL ?= $(MAKE) -C $(ROOT) test-lifecycle LIFECYCLE_SCENARIOS=drill
 release: venv
-	$(ROOT)/scripts/release.sh --venv $(VENV) --version '$(VERSION)'
+	RELEASE_DRILL='$(RELEASE_DRILL)' $(ROOT)/scripts/release.sh --venv $(VENV) --version '$(VERSION)'
 
 # ansible-test sanity on newest and oldest ansible-core (tests/sanity/run.sh: offline but for PyPI).
 test-sanity: venv venv-oldest

@@ -39,11 +39,12 @@ func TestAdminEndpoints(t *testing.T) {
 	c.ok("POST", "/cluster/sdn/zones", vals("zone", "z1", "type", "simple"), nil)
 	c.do("POST", "/cluster/sdn/zones", vals("zone", "z1", "type", "simple")) // refused duplicate
 	st := stats()
-	if st.Requests["GET /cluster/sdn/zones"] != 1 || st.Requests["POST /cluster/sdn/zones"] != 2 || st.Writes != 2 || st.WritesAccepted != 1 {
+	if st.Requests["GET /cluster/sdn/zones"] != 1 || st.Requests["POST /cluster/sdn/zones"] != 2 || st.Writes != 2 || st.WritesAccepted != 1 ||
+		len(st.AcceptedWrites) != 1 || st.AcceptedWrites["POST /cluster/sdn/zones"] != 1 {
 		t.Fatalf("stats = %+v", st)
 	}
 	post("/_sim/stats/reset", "")
-	if st = stats(); len(st.Requests) != 0 || st.Writes != 0 {
+	if st = stats(); len(st.Requests) != 0 || st.Writes != 0 || len(st.AcceptedWrites) != 0 {
 		t.Fatalf("after reset = %+v", st)
 	}
 	post("/_sim/faults", `{"faults":[{"method":"GET","path":"/cluster/sdn/zones","nth":2,"status":503,"message":"busy"}],"hold_sdn_lock_seconds":600}`)

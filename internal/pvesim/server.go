@@ -28,11 +28,13 @@ import (
 // "METHOD ?"). Writes counts every POST/PUT/DELETE API request that was
 // authenticated and routed, whether it then succeeded or was refused
 // (attempted writes: an idempotent second run must have zero).
-// WritesAccepted counts those that returned 2xx.
+// WritesAccepted counts those that returned 2xx, and AcceptedWrites counts them by
+// "METHOD /route/template" (what a write changed: make test-upgrade names each one).
 type Stats struct {
 	Requests       map[string]int `json:"requests"`
 	Writes         int            `json:"writes"`
 	WritesAccepted int            `json:"writes_accepted"`
+	AcceptedWrites map[string]int `json:"accepted_writes"`
 }
 
 // Fault makes the Nth request matching Method and Path (a route template as
@@ -224,7 +226,7 @@ func (s *Server) resetLocked() {
 	}
 	s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	s.st = newState(s.cfg, s.rootSecret)
-	s.stats = Stats{Requests: map[string]int{}}
+	s.stats = Stats{Requests: map[string]int{}, AcceptedWrites: map[string]int{}}
 	s.faults, s.taskFaults, s.reloadFaults = nil, nil, nil
 	s.digests = nil
 }
@@ -276,9 +278,12 @@ func (s *Server) RootToken() (string, string) { return "root@pam!sim", s.rootSec
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := Stats{Requests: map[string]int{}, Writes: s.stats.Writes, WritesAccepted: s.stats.WritesAccepted}
+	out := Stats{Requests: map[string]int{}, Writes: s.stats.Writes, WritesAccepted: s.stats.WritesAccepted, AcceptedWrites: map[string]int{}}
 	for k, v := range s.stats.Requests {
 		out.Requests[k] = v
+	}
+	for k, v := range s.stats.AcceptedWrites {
+		out.AcceptedWrites[k] = v
 	}
 	return out
 }
@@ -287,7 +292,7 @@ func (s *Server) Stats() Stats {
 func (s *Server) ResetStats() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stats = Stats{Requests: map[string]int{}}
+	s.stats = Stats{Requests: map[string]int{}, AcceptedWrites: map[string]int{}}
 }
 
 // Reset restores the initial cluster of the config, and clears stats and faults.
@@ -530,6 +535,7 @@ func (s *Server) serveAPI(r *http.Request, path string) (any, error) {
 	}
 	if err == nil && isWrite {
 		s.stats.WritesAccepted++
+		s.stats.AcceptedWrites[key]++
 	}
 	if s.taskDur == 0 {
 		s.advanceLocked()

@@ -79,6 +79,12 @@ if ! grep -q 'TASK \[A PVE module with its token secret' "$work/plan.log"; then 
 elif grep -q "$secret" "$work/plan.log"; then grep -n "$secret" "$work/plan.log" | sed "s/$secret/<SECRET>/g" | head; ko "the no_log secret appears in the output"
 else ok "the no_log secret appears nowhere in the -vvv output ($(wc -l <"$work/plan.log") lines)"; fi
 
+# The attachment file's format at the tenant role (docs/releases.md): refused before any module runs.
+if "$venv/bin/ansible-playbook" -i "$here/inventory.yml" -l localhost "$here/playbooks/attachment_format.yml" >"$work/att.log" 2>&1 \
+   && grep -q 'failed=0' "$work/att.log" && [ "$(grep -c 'Refused at the format check' "$work/att.log")" = 4 ]; then
+  ok "playbooks/attachment_format.yml: 4 bad attachment files refused before any module, 0.1.0's read"
+else tail -40 "$work/att.log"; ko "playbooks/attachment_format.yml"; fi
+
 case "$(uname -sm)" in
   "Linux x86_64") plat=linux_amd64;; "Linux aarch64") plat=linux_arm64;;
   "Darwin x86_64") plat=darwin_amd64;; "Darwin arm64") plat=darwin_arm64;; *) plat=unknown;;

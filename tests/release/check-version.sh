@@ -10,7 +10,7 @@
 # the collection galaxy.yml describes, so a release bump updates all four.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
-venv= proposed=
+venv='' proposed=''
 while [ $# -gt 0 ]; do case $1 in
   --venv) venv=$2; shift 2;;
   --version) proposed=$2; shift 2;;

@@ -5,13 +5,17 @@
 # test does not depend on what is pending today:
 #   a. a patch bump of the last release is refused, the message names the rule, and no file in
 #      the copy changed (checksums of every file before and after);
-#   b. the next major (every pin changes) succeeds: changelogs/changelog.yaml has the version with the fragment's
+#   c. the next major with a rebuild drill that fails (RELEASE_DRILL=false) is refused before any
+#      change, naming the drill (a new MAJOR runs the drill first, scripts/release.sh; the real drill,
+#      the molecule scenario drill, runs in CI in make test-lifecycle);
+#   b. the next major (every pin changes) with a drill that passes (RELEASE_DRILL: a command that
+#      leaves a mark) runs the drill, then succeeds: changelogs/changelog.yaml has the version with the fragment's
 #      text, CHANGELOG.rst has its section, the fragments are gone, galaxy.yml and the three pins
 #      say the version (check-version.sh passes), dist/deevnet-tenant-<v>.tar.gz exists and its
 #      MANIFEST.json says the version.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
-venv=
+venv=''
 while [ $# -gt 0 ]; do case $1 in --venv) venv=$2; shift 2;; *) echo "usage: $0 --venv DIR" >&2; exit 2;; esac; done
 venv=$(cd "$venv" && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -48,9 +52,29 @@ if diff "$tmp/before" "$tmp/after" > "$tmp/a.diff"; then
 else
   echo "FAIL  a. the refused release changed files:"; sed 's/^/      /' "$tmp/a.diff"; fail=1
 fi
-# b. the right version (the next major: every pin and the version differ from today's)
-if ! make -s -C "$copy" release VERSION="$next" VENV="$venv" RELEASE_DATE=2026-12-31 > "$tmp/b.out" 2>&1; then
+# c. a new MAJOR whose rebuild drill fails: refused, nothing changed
+if make -s -C "$copy" release VERSION="$next" VENV="$venv" RELEASE_DRILL=false > "$tmp/c.out" 2>&1; then
+  echo "FAIL  c. make release VERSION=$next succeeded with a failing rebuild drill"; fail=1
+elif ! grep -q "release: refused $next: the rebuild drill failed" "$tmp/c.out"; then
+  echo "FAIL  c. make release VERSION=$next with a failing drill refused without naming the drill:"; sed 's/^/      /' "$tmp/c.out"; fail=1
+else
+  echo "PASS  c. make release VERSION=$next (MAJOR $top -> $next) with a failing drill refused: $(grep -m1 'release: refused' "$tmp/c.out")"
+fi
+sums > "$tmp/after-c"
+if diff "$tmp/before" "$tmp/after-c" > "$tmp/c.diff"; then
+  echo "PASS  c. no file changed by the release the drill refused"
+else
+  echo "FAIL  c. the release the drill refused changed files:"; sed 's/^/      /' "$tmp/c.diff"; fail=1
+fi
+# b. the right version (the next major: every pin and the version differ from today's), its drill passing
+if ! make -s -C "$copy" release VERSION="$next" VENV="$venv" RELEASE_DATE=2026-12-31 \
+     RELEASE_DRILL="touch $tmp/drill-ran" > "$tmp/b.out" 2>&1; then
   echo "FAIL  b. make release VERSION=$next failed:"; tail -20 "$tmp/b.out" | sed 's/^/      /'; exit 1
+fi
+if [ -f "$tmp/drill-ran" ] && grep -q "release: the rebuild drill passed" "$tmp/b.out"; then
+  echo "PASS  b. the MAJOR release ran the rebuild drill first ($(grep -m1 -o 'MAJOR [0-9]* -> [0-9]*: the rebuild drill first' "$tmp/b.out"))"
+else
+  echo "FAIL  b. the MAJOR release $next did not run the rebuild drill:"; sed 's/^/      /' "$tmp/b.out"; fail=1
 fi
 "$venv/bin/python" - "$copy" "$next" <<'PY' || fail=1
 import glob, json, os, sys, tarfile, yaml
