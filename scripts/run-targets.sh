@@ -29,9 +29,10 @@
 #
 # Usage: scripts/run-targets.sh MAKE TARGET...
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
-make_cmd=$1; shift
+# MAKE is a command line ("make -f x.mk"): split into words where it is run
+read -r -a make_cmd <<< "$1"; shift
 lanes=${TEST_LANES:-1}
 jobs=${TEST_JOBS:-1}
 keep_going=${KEEP_GOING:-0}
@@ -54,7 +55,7 @@ run_target() {
   [ "$lane" != 1 ] || wrap=("${lane1_wrap[@]}")
   start=$(date +%s)
   echo "== make $t (lane $lane, $(date -u +%H:%M:%S))"
-  "${wrap[@]}" $make_cmd --no-print-directory "$@" "$t" 2>&1 | tee "$times/target-$t.log"
+  "${wrap[@]}" "${make_cmd[@]}" --no-print-directory "$@" "$t" 2>&1 | tee "$times/target-$t.log"
   rc=${PIPESTATUS[0]}
   if [ "$rc" -ne 0 ] && is_retried "$t"; then
     mv "$times/target-$t.log" "$times/target-$t.first.log"
@@ -62,7 +63,7 @@ run_target() {
     failure_lines "$times/target-$t.first.log"
     echo "== make $t: second attempt"
     attempts=2
-    "${wrap[@]}" $make_cmd --no-print-directory "$@" "$t" 2>&1 | tee "$times/target-$t.log"
+    "${wrap[@]}" "${make_cmd[@]}" --no-print-directory "$@" "$t" 2>&1 | tee "$times/target-$t.log"
     rc=${PIPESTATUS[0]}
   fi
   printf '%s %s %s %s\n' "$t" "$(( $(date +%s) - start ))" "$rc" "$attempts" >> "$times/$lane"
@@ -90,7 +91,9 @@ job() {
   local -a vars=()
   [ -z "${JOB_VARS:-}" ] || read -r -a vars <<< "${JOB_VARS//%N/$n}"
   while [ ! -e "$times/stop" ]; do
-    t=$(flock "$times/queue" sh -c 'head -n 1 "$1"; sed -i 1d "$1"' _ "$times/queue")
+    # a lock file of its own: sed -i replaces the queue file, and a lock on the old one locks nothing
+    # shellcheck disable=SC2016  # $1 is sh's
+    t=$(flock "$times/queue.lock" sh -c 'head -n 1 "$1"; sed -i 1d "$1"' _ "$times/queue")
     [ -n "$t" ] || break
     echo "== make $t started (job $n, $(date -u +%H:%M:%S))"
     if ! run_target "j$n" "$t" "${vars[@]}" > "$times/job-$t.out" 2>&1; then
@@ -122,10 +125,10 @@ failure_lines() {
 }
 
 # lanes_run: the lanes that ran targets, in the order they ran: the jobs, then lanes 1 and 2
-lanes_run() { (cd "$times" && { ls -d j[0-9]* 2>/dev/null | sort -V; for l in 1 2; do [ -f "$l" ] && echo "$l"; done; }); }
+lanes_run() { (cd "$times" && { find . -maxdepth 1 -name 'j[0-9]*' -printf '%f\n' | sort -V; for l in 1 2; do [ -f "$l" ] && echo "$l"; done; }); }
 
 table() {
-  local lane t s rc total=0
+  local lane t s rc
   echo
   echo "== make test: time per target"
   printf '%-22s %5s %8s  %s\n' target lane seconds result
@@ -160,8 +163,8 @@ why_failed() {
 # runner's own tests).
 prep() {
   if [ -n "${LANE_PREP:-}" ]; then
-    # shellcheck disable=SC2086
-    $make_cmd --no-print-directory $LANE_PREP || { echo "run-targets: make $LANE_PREP failed" >&2; return 1; }
+    # shellcheck disable=SC2086  # LANE_PREP is a list of targets
+    "${make_cmd[@]}" --no-print-directory $LANE_PREP || { echo "run-targets: make $LANE_PREP failed" >&2; return 1; }
   fi
   if [ "${LANE_GUEST_PREP:-1}" = 1 ]; then
     scripts/debian-tree.sh path >/dev/null || { echo "run-targets: building the Debian tree failed" >&2; return 1; }
