@@ -32,7 +32,7 @@ import (
 // Parent is the group under the cgroup2 root that holds every tenant's group.
 const Parent = "deevnet.slice"
 
-// Limits are one tenant's share of a node: the envelope's memory (MiB) and cores (vCPUs).
+// Limits are one tenant's share of a node (internal/guard NodeShare): memory (MiB) and cores (vCPUs).
 type Limits struct {
 	MemoryMiB int
 	Cores     int
@@ -83,13 +83,56 @@ func Ensure(root, tenant string, l Limits) (string, error) {
 			}
 		}
 	}
-	if err := write(filepath.Join(dir, "memory.max"), strconv.FormatInt(int64(l.MemoryMiB)<<20, 10)); err != nil {
-		return "", err
-	}
-	if err := write(filepath.Join(dir, "cpu.max"), fmt.Sprintf("%d %d", l.Cores*cpuPeriod, cpuPeriod)); err != nil {
-		return "", err
+	for _, v := range l.values() {
+		if err := write(filepath.Join(dir, v.file), v.value); err != nil {
+			return "", err
+		}
 	}
 	return dir, nil
+}
+
+type limitValue struct{ file, value string }
+
+// values are the limit files Ensure writes for l and their values, as the kernel reads them back.
+func (l Limits) values() []limitValue {
+	return []limitValue{
+		{"memory.max", strconv.FormatInt(int64(l.MemoryMiB)<<20, 10)},
+		{"cpu.max", fmt.Sprintf("%d %d", l.Cores*cpuPeriod, cpuPeriod)},
+	}
+}
+
+// Made says whether the group at dir exists.
+func Made(dir string) (bool, error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("cgroup %s: %w", dir, err)
+	}
+	return true, nil
+}
+
+// Changes names each limit file of the group at dir whose value is not l's, as
+// `memory.max 34359738368 -> 2147483648`, so a caller changes (and reports) only what differs;
+// made says whether the group exists at all (one not made yet has nothing to change: Place makes
+// it with its limits).
+func Changes(dir string, l Limits) (changes []string, made bool, err error) {
+	if made, err = Made(dir); !made || err != nil {
+		return nil, made, err
+	}
+	for _, v := range l.values() {
+		file := filepath.Join(dir, v.file)
+		b, err := os.ReadFile(file)
+		was := strings.TrimSpace(string(b))
+		if errors.Is(err, os.ErrNotExist) {
+			was = "none"
+		} else if err != nil {
+			return nil, true, fmt.Errorf("reading %s: %w", file, err)
+		}
+		if was != v.value {
+			changes = append(changes, fmt.Sprintf("%s %s -> %s", v.file, was, v.value))
+		}
+	}
+	return changes, true, nil
 }
 
 // Move puts pid into the group at dir (a process already there stays there).

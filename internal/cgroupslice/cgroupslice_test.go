@@ -234,3 +234,51 @@ func TestHolds(t *testing.T) {
 		}
 	}
 }
+
+// Changes names each limit that differs from the group's, so the guard writes and reports only a
+// change; a group not made yet is not made by asking.
+func TestChanges(t *testing.T) {
+	root := fakeRoot(t, "cpu memory\n")
+	dir := Dir(root, "tdemo")
+	if ch, made, err := Changes(dir, Limits{MemoryMiB: 1024, Cores: 2}); err != nil || made || ch != nil {
+		t.Fatalf("a group not made yet: %v %v %v", ch, made, err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Fatal("Changes made the group")
+	}
+	if _, err := Ensure(root, "tdemo", Limits{MemoryMiB: 32768, Cores: 16}); err != nil {
+		t.Fatal(err)
+	}
+	// the kernel reads a value back with a newline
+	if err := os.WriteFile(filepath.Join(dir, "cpu.max"), []byte("1600000 100000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		l    Limits
+		want string
+	}{
+		{Limits{MemoryMiB: 32768, Cores: 16}, ""},
+		{Limits{MemoryMiB: 2048, Cores: 16}, "memory.max 34359738368 -> 2147483648"},
+		{Limits{MemoryMiB: 2048, Cores: 4}, "memory.max 34359738368 -> 2147483648, cpu.max 1600000 100000 -> 400000 100000"},
+	} {
+		ch, made, err := Changes(dir, c.l)
+		if err != nil || !made || strings.Join(ch, ", ") != c.want {
+			t.Errorf("Changes(%v): %q %v %v, want %q", c.l, ch, made, err, c.want)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "cpu.max")); err != nil {
+		t.Fatal(err)
+	}
+	if ch, _, err := Changes(dir, Limits{MemoryMiB: 32768, Cores: 1}); err != nil || strings.Join(ch, ", ") != "cpu.max none -> 100000 100000" {
+		t.Fatalf("a missing cpu.max: %q %v", ch, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "memory.max")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "memory.max"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Changes(dir, Limits{MemoryMiB: 1, Cores: 1}); err == nil || !strings.Contains(err.Error(), "reading "+filepath.Join(dir, "memory.max")) {
+		t.Fatalf("an unreadable memory.max: %v, want the file named", err)
+	}
+}

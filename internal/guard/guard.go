@@ -168,3 +168,79 @@ func runningPeers(resources []Resource, self Resource) []Resource {
 
 // str is a config value as text: pvesh prints numbers as JSON numbers, strings as strings.
 func str(v any) string { return jsonval.String(v) }
+
+// Share is one tenant's limits in its cgroup group on one node: memory in MiB, vCPUs.
+type Share struct {
+	MemoryMiB, Cores int
+	// What it was computed from, for the line that reports a change: the envelope and the
+	// tenant's configured use running on the other nodes and on this one.
+	Envelope                  Envelope
+	ElsewhereMiB, HereMiB     int
+	ElsewhereCores, HereCores int
+}
+
+// NodeShare is tenant's share of its envelope on node, the limits of its group there:
+//
+//	memory = max(envelope.memory - memory of its guests running on other nodes, memory of those running on node)
+//	cores  = the same with vCPUs (sockets x cores, as the envelope counts them)
+//
+// Each node's group gets the whole envelope no more: with the whole envelope on every node the
+// kernel let a tenant running on n nodes use n envelopes (VMs started before a sweep guarded them,
+// memory hotplugged into a running VM, neither seen by pre-start). With the share, the caps of all
+// nodes add up to the envelope whenever the tenant runs within it; and a node's cap never goes
+// below what runs there as configured, so a converge never stops or starves what already runs (a
+// tenant over its envelope keeps what it runs, and each node caps it there).
+//
+// The guests are the tenant pool's running ones in resources, each counted from its running
+// configuration in configs (GET .../config with current=1, as CheckStart counts peers); a running
+// guest whose configuration is missing is refused, not guessed. starting (0: none) is a VM about to
+// run on node (pre-start, post-start): counted on node whatever resources says. Each limit is at
+// least 1 (1 MiB, 1 vCPU): the kernel takes no cpu.max quota of 0, and a group with nothing running
+// here holds nothing anyway.
+func (f File) NodeShare(resources []Resource, tenant, node string, configs map[int]map[string]any, starting int) (Share, error) {
+	t, ok := f.Tenants[tenant]
+	if !ok {
+		return Share{}, fmt.Errorf("tenant %s: not in the envelope file", tenant)
+	}
+	s := Share{Envelope: t.Envelope}
+	for _, r := range resources {
+		if r.Pool != t.Pool || (r.Status != "running" && r.VMID != starting) {
+			continue
+		}
+		c, ok := configs[r.VMID]
+		if !ok {
+			return Share{}, fmt.Errorf("tenant %s: VM %d runs in pool %s and its configuration was not read; its share on node %s is not computed without it", tenant, r.VMID, t.Pool, node)
+		}
+		g, err := envelope.GuestFromConfig(c, true)
+		if err != nil {
+			return Share{}, fmt.Errorf("VM %d (running): %w", r.VMID, err)
+		}
+		if r.Node == node || r.VMID == starting {
+			s.HereMiB, s.HereCores = s.HereMiB+g.Memory, s.HereCores+g.Cores
+		} else {
+			s.ElsewhereMiB, s.ElsewhereCores = s.ElsewhereMiB+g.Memory, s.ElsewhereCores+g.Cores
+		}
+	}
+	s.MemoryMiB = max(t.Envelope.Memory-s.ElsewhereMiB, s.HereMiB, 1)
+	s.Cores = max(t.Envelope.Cores-s.ElsewhereCores, s.HereCores, 1)
+	return s, nil
+}
+
+// String says where the share comes from, as the guard reports a change of it.
+func (s Share) String() string {
+	return fmt.Sprintf("%d MiB, %d vCPUs: envelope %d MiB, %d vCPUs less %d MiB, %d vCPUs running on other nodes; %d MiB, %d vCPUs run here",
+		s.MemoryMiB, s.Cores, s.Envelope.Memory, s.Envelope.Cores, s.ElsewhereMiB, s.ElsewhereCores, s.HereMiB, s.HereCores)
+}
+
+// Running are the guests of tenant's pool that run: those whose running configurations NodeShare
+// needs.
+func (f File) Running(resources []Resource, tenant string) []Resource {
+	pool := f.Tenants[tenant].Pool
+	var out []Resource
+	for _, r := range resources {
+		if pool != "" && r.Pool == pool && r.Status == "running" {
+			out = append(out, r)
+		}
+	}
+	return out
+}

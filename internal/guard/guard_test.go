@@ -146,3 +146,91 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// tdemo (envelope 16 vCPUs, 32768 MiB) runs on two nodes: 10101 (2 vCPUs, 4 GiB) on p02 and
+// 10102 (8 vCPUs, 16 GiB) on p03; 10103 is stopped on p02; tother runs 14 vCPUs on p02.
+var twoNodes = []Resource{
+	{VMID: 10101, Node: "p02", Pool: "tenant-tdemo", Status: "running"},
+	{VMID: 10102, Node: "p03", Pool: "tenant-tdemo", Status: "running"},
+	{VMID: 10103, Node: "p02", Pool: "tenant-tdemo", Status: "stopped"},
+	{VMID: 10201, Node: "p02", Pool: "tenant-tother", Status: "running"},
+}
+
+func twoNodeConfigs() map[int]map[string]any {
+	return map[int]map[string]any{
+		10101: {"cores": 2.0, "memory": "4096"},
+		10102: {"sockets": "2", "cores": "4", "vcpus": "1", "memory": "current=16384"},
+		10201: {"cores": 14.0, "memory": 30720.0},
+	}
+}
+
+// The share: each node's cap is the envelope less what runs elsewhere, never below what runs
+// here, so the caps add up to the envelope while the tenant runs within it.
+func TestNodeShare(t *testing.T) {
+	f := file(t)
+	for _, c := range []struct {
+		name, tenant, node string
+		resources          []Resource
+		starting           int
+		config             map[string]any // starting's configuration
+		mem, cores         int
+	}{
+		{"p02: the envelope less p03's 10102", "tdemo", "p02", twoNodes, 0, nil, 32768 - 16384, 16 - 8},
+		{"p03: the envelope less p02's 10101", "tdemo", "p03", twoNodes, 0, nil, 32768 - 4096, 16 - 2},
+		{"a node where nothing of tdemo runs: less both", "tdemo", "p04", twoNodes, 0, nil, 32768 - 4096 - 16384, 16 - 2 - 8},
+		{"tother's own, on one node: the whole envelope", "tother", "p02", twoNodes, 0, nil, 32768, 16},
+		// 10103 starts on p03 (resources still say p02, as at a migration's target start): here, not elsewhere
+		{"starting counts where it starts", "tdemo", "p03", twoNodes, 10103, map[string]any{"cores": 4.0, "memory": 8192.0}, 32768 - 4096, 16 - 2},
+		{"starting: its node's share grows past the envelope's rest to hold it", "tdemo", "p03", twoNodes, 10103, map[string]any{"cores": 8.0, "memory": 16384.0}, 32768, 16},
+		{"over the envelope (a VM started before a sweep): each node keeps what runs there", "tdemo", "p02",
+			append([]Resource{{VMID: 10104, Node: "p03", Pool: "tenant-tdemo", Status: "running"}}, twoNodes...), 0, nil, 4096, 2},
+		{"nothing left for a node: 1 MiB and 1 vCPU (cpu.max takes no quota of 0)", "tdemo", "p04",
+			append([]Resource{{VMID: 10104, Node: "p03", Pool: "tenant-tdemo", Status: "running"}}, twoNodes...), 0, nil, 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			configs := twoNodeConfigs()
+			configs[10104] = map[string]any{"cores": 16.0, "memory": 32768.0}
+			if c.starting != 0 {
+				configs[c.starting] = c.config
+			}
+			s, err := f.NodeShare(c.resources, c.tenant, c.node, configs, c.starting)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.MemoryMiB != c.mem || s.Cores != c.cores {
+				t.Fatalf("share %d MiB, %d vCPUs, want %d MiB, %d vCPUs (%s)", s.MemoryMiB, s.Cores, c.mem, c.cores, s)
+			}
+		})
+	}
+	// Within the envelope, a node's cap plus what runs on the other nodes is the envelope: n nodes
+	// no longer give n envelopes.
+	p02, _ := f.NodeShare(twoNodes, "tdemo", "p02", twoNodeConfigs(), 0)
+	p03, _ := f.NodeShare(twoNodes, "tdemo", "p03", twoNodeConfigs(), 0)
+	if p02.MemoryMiB+16384 != 32768 || p03.MemoryMiB+4096 != 32768 || p02.Cores+8 != 16 || p03.Cores+2 != 16 {
+		t.Fatalf("p02 %s; p03 %s", p02, p03)
+	}
+	if want := "28672 MiB, 14 vCPUs: envelope 32768 MiB, 16 vCPUs less 4096 MiB, 2 vCPUs running on other nodes; 16384 MiB, 8 vCPUs run here"; p03.String() != want {
+		t.Fatalf("String: %q, want %q", p03, want)
+	}
+}
+
+func TestNodeShareRefusals(t *testing.T) {
+	f := file(t)
+	configs := twoNodeConfigs()
+	delete(configs, 10102)
+	_, err := f.NodeShare(twoNodes, "tdemo", "p02", configs, 0)
+	if want := "tenant tdemo: VM 10102 runs in pool tenant-tdemo and its configuration was not read; its share on node p02 is not computed without it"; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	configs = twoNodeConfigs()
+	configs[10102]["memory"] = "lots"
+	if _, err := f.NodeShare(twoNodes, "tdemo", "p02", configs, 0); err == nil || !strings.Contains(err.Error(), `VM 10102 (running): config memory "lots"`) {
+		t.Fatalf("error %v, want the bad memory named", err)
+	}
+	if _, err := f.NodeShare(twoNodes, "tnope", "p02", configs, 0); err == nil || err.Error() != "tenant tnope: not in the envelope file" {
+		t.Fatalf("error %v", err)
+	}
+	if got := f.Running(twoNodes, "tdemo"); len(got) != 2 || got[0].VMID != 10101 || got[1].VMID != 10102 {
+		t.Fatalf("Running: %v", got)
+	}
+}

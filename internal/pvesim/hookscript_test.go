@@ -30,14 +30,14 @@ func TestMain(m *testing.M) {
 }
 
 // hookSim is vmConformanceSetup's cluster with a node disk (RenderDir) and this binary as pvesh.
-func hookSim(t *testing.T) (s *Server, a, b onboarded, snippets string) {
+func hookSim(t *testing.T, mut ...func(*Config)) (s *Server, a, b onboarded, snippets string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	s = startSim(t, func(c *Config) { c.RenderDir, c.Pvesh = dir, exe })
+	s = startSim(t, append([]func(*Config){func(c *Config) { c.RenderDir, c.Pvesh = dir, exe }}, mut...)...)
 	a = onboard(t, s, "tdemo", 1, "tdemov0", "10001")
 	b = onboard(t, s, "tother", 2, "totherv0", "10002")
 	snippets = filepath.Join(dir, node, "var/lib/vz/snippets")
@@ -125,22 +125,7 @@ echo "hook $1 $2 status=$st"
 // naming the envelope; starts inside it go through.
 func TestEnvelopeGuardAtStart(t *testing.T) {
 	s, a, b, snippets := hookSim(t)
-	exe, _ := os.Executable()
-	src, err := os.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = src.Close() }()
-	dst, err := os.OpenFile(filepath.Join(snippets, guardName), os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
+	installGuard(t, snippets)
 	env, _ := json.Marshal(map[string]any{"tenants": map[string]any{
 		"tdemo":  map[string]any{"pool": a.pool, "envelope": map[string]int{"vms": 2, "cores": 4, "memory": 4096, "disk": 64}},
 		"tother": map[string]any{"pool": b.pool, "envelope": map[string]int{"vms": 8, "cores": 16, "memory": 32768, "disk": 256}},
@@ -264,8 +249,11 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 		t.Fatalf("the sweep left 10105 %s", st)
 	}
 	// contain, on each node: the unguarded 10105 (its QEMU pid 5151) is put into tdemo's group,
-	// where the envelope's memory.max and cpu.max cap it with tdemo's other VMs; it keeps running.
-	// 10101 is already there (placed above); a running VM without a pid file here is left, named.
+	// where memory.max and cpu.max cap it with tdemo's other VMs; it keeps running. 10101 is
+	// already there (placed above); a running VM without a pid file here is left, named. tdemo now
+	// runs 10 vCPUs, over its envelope of 4: the group's share is what runs here as configured
+	// (max(envelope less the other nodes' use, what runs here)), so cpu.max rises to 10 vCPUs
+	// rather than starve what runs, and caps any growth beyond it.
 	run2 := t.TempDir()
 	writeScript(t, filepath.Join(run2, "10101.pid"), "4242\n", 0o644)
 	writeScript(t, filepath.Join(run2, "10105.pid"), "5151\n", 0o644)
@@ -276,17 +264,19 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 	placed := "tenant tdemo: VM 10105 (pid 5151) ran outside its tenant's group: placed in " + slice + ", its envelope caps it (not stopped)\n"
 	noPid := "tenant tother: VM 10201 reads running on " + node + " but has no QEMU pid file in " + run2 + ": left alone\n"
 	procs := func() string { b, _ := os.ReadFile(filepath.Join(slice, "cgroup.procs")); return string(b) }
-	if out := contain("-check"); out != placed+noPid || procs() != "4242" {
-		t.Fatalf("contain -check: %q (cgroup.procs %q), want %q and nothing moved", out, procs(), placed+noPid)
+	cpuMax := func() string { b, _ := os.ReadFile(filepath.Join(slice, "cpu.max")); return string(b) }
+	raised := "tenant tdemo: " + slice + " on " + node + ": cpu.max 400000 100000 -> 1000000 100000 (its share here: 4096 MiB, 10 vCPUs: envelope 4096 MiB, 4 vCPUs less 0 MiB, 0 vCPUs running on other nodes; 2560 MiB, 10 vCPUs run here)\n"
+	if out := contain("-check"); out != raised+placed+noPid || procs() != "4242" || cpuMax() != "400000 100000" {
+		t.Fatalf("contain -check: %q (cgroup.procs %q, cpu.max %q), want %q and nothing moved or written", out, procs(), cpuMax(), raised+placed+noPid)
 	}
-	if out := contain(); out != placed+noPid || procs() != "5151" {
-		t.Fatalf("contain: %q (cgroup.procs %q), want %q and 5151 moved", out, procs(), placed+noPid)
+	if out := contain(); out != raised+placed+noPid || procs() != "5151" || cpuMax() != "1000000 100000" {
+		t.Fatalf("contain: %q (cgroup.procs %q, cpu.max %q), want %q and 5151 moved", out, procs(), cpuMax(), raised+placed+noPid)
 	}
 	if st := vmStatus(t, a.tenant, "10105"); st != "running" {
 		t.Fatalf("contain left 10105 %s", st)
 	}
-	// On another node's name nothing of this one is touched.
-	if out := sweepOut(t, s, guard, "-cgroup-root", cg, "-run-dir", run2, "-node", "dv02hyp002p09", "contain"); out != "" {
+	// On another node (its own cgroupfs, here run2's pid files) nothing of this one is touched.
+	if out := sweepOut(t, s, guard, "-cgroup-root", t.TempDir(), "-run-dir", run2, "-node", "dv02hyp002p09", "contain"); out != "" {
 		t.Fatalf("contain -node dv02hyp002p09: %q, want nothing", out)
 	}
 	// A node in the substrate's maintenance list is left alone (and said so, on stderr).
@@ -297,6 +287,114 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 	a.root.ok("GET", cfg("10106"), nil, &c)
 	if c["hookscript"] != nil {
 		t.Fatalf("sweep -away %s set 10106's hookscript: %v", node, c["hookscript"])
+	}
+}
+
+// installGuard copies this test binary into snippets as the guard (TestMain runs it as such).
+func installGuard(t *testing.T, snippets string) {
+	t.Helper()
+	exe, _ := os.Executable()
+	src, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = src.Close() }()
+	dst, err := os.OpenFile(filepath.Join(snippets, guardName), os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A tenant running on two nodes (ADR-0014, decision 3, the share): tdemo's token makes a VM on
+// each node with POST /qemu (no hookscript) and starts both, unguarded. contain on each node puts
+// each VM into tdemo's group there with the node's share of the envelope (the envelope less what
+// tdemo's VMs on the other node are configured with), not the whole envelope per node, which let a
+// tenant on n nodes use n envelopes. Memory hotplugged into the VM on p03 shrinks p02's cap at
+// p02's next contain (-check reports it first and changes nothing); a second run changes nothing.
+func TestEnvelopeGuardShareAcrossNodes(t *testing.T) {
+	const p03 = "dv02hyp002p03"
+	s, a, _, snippets := hookSim(t, func(c *Config) {
+		c.Nodes = append(c.Nodes, NodeConfig{Name: p03, MaxCPU: 16, MaxMem: 1 << 36})
+	})
+	installGuard(t, snippets)
+	env, _ := json.Marshal(map[string]any{"tenants": map[string]any{
+		"tdemo": map[string]any{"pool": a.pool, "envelope": map[string]int{"vms": 4, "cores": 8, "memory": 8192, "disk": 64}},
+	}})
+	writeScript(t, filepath.Join(snippets, hookcli.EnvelopeFile), string(env), 0o644)
+	guard := filepath.Join(snippets, guardName)
+	for _, v := range []struct{ node, vmid, cores, memory string }{{node, "10111", "2", "2048"}, {p03, "10112", "4", "4096"}} {
+		a.tenant.ok("POST", "/nodes/"+v.node+"/qemu", vals("vmid", v.vmid, "pool", a.pool, "cores", v.cores, "memory", v.memory), nil)
+		if _, exit := a.tenant.task("POST", "/nodes/"+v.node+"/qemu/"+v.vmid+"/status/start", nil); exit != "OK" {
+			t.Fatalf("start %s on %s: %s", v.vmid, v.node, exit)
+		}
+	}
+	type side struct{ node, cg, run, slice string }
+	sides := map[string]side{}
+	for n, vm := range map[string]string{node: "10111", p03: "10112"} {
+		sd := side{n, t.TempDir(), t.TempDir(), ""}
+		sd.slice = filepath.Join(sd.cg, "deevnet.slice", "tenant-tdemo.slice")
+		writeScript(t, filepath.Join(sd.cg, "cgroup.controllers"), "cpuset cpu io memory pids", 0o644)
+		writeScript(t, filepath.Join(sd.run, vm+".pid"), "4"+vm[2:]+"\n", 0o644)
+		sides[n] = sd
+	}
+	contain := func(n string, args ...string) string {
+		t.Helper()
+		sd := sides[n]
+		return sweepOut(t, s, guard, append([]string{"-cgroup-root", sd.cg, "-run-dir", sd.run, "-node", n}, append(args, "contain")...)...)
+	}
+	limits := func(n string) string {
+		t.Helper()
+		var got []string
+		for _, f := range []string{"memory.max", "cpu.max", "cgroup.procs"} {
+			b, err := os.ReadFile(filepath.Join(sides[n].slice, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, string(b))
+		}
+		return strings.Join(got, " / ")
+	}
+	for n, vm := range map[string]string{node: "10111", p03: "10112"} {
+		want := "tenant tdemo: VM " + vm + " (pid 4" + vm[2:] + ") ran outside its tenant's group: placed in " + sides[n].slice + ", its envelope caps it (not stopped)\n"
+		if out := contain(n); out != want {
+			t.Fatalf("contain on %s: %q, want %q", n, out, want)
+		}
+	}
+	// p02: 8192 - 4096 MiB on p03, 8 - 4 vCPUs; p03: 8192 - 2048, 8 - 2. Not 8192 MiB and 8 vCPUs each.
+	if got, want := limits(node), "4294967296 / 400000 100000 / 4111"; got != want {
+		t.Fatalf("%s: %s, want %s (its share)", node, got, want)
+	}
+	if got, want := limits(p03), "6442450944 / 600000 100000 / 4112"; got != want {
+		t.Fatalf("%s: %s, want %s (its share)", p03, got, want)
+	}
+	for n := range sides {
+		if out := contain(n); out != "" {
+			t.Fatalf("contain again on %s: %q, want nothing", n, out)
+		}
+	}
+	// Memory hotplug into the running 10112 (pvesim applies it at once, as PVE's hotplug does for
+	// memory within its limits): no pre-start sees it; p02's next contain shrinks p02's cap.
+	a.tenant.ok("PUT", "/nodes/"+p03+"/qemu/10112/config", vals("memory", "6144"), nil)
+	want := "tenant tdemo: " + sides[node].slice + " on " + node + ": memory.max 4294967296 -> 2147483648 (its share here: 2048 MiB, 4 vCPUs: envelope 8192 MiB, 8 vCPUs less 6144 MiB, 4 vCPUs running on other nodes; 2048 MiB, 2 vCPUs run here)\n"
+	if out := contain(node, "-check"); out != want || limits(node) != "4294967296 / 400000 100000 / 4111" {
+		t.Fatalf("contain -check after the hotplug: %q (%s), want %q and nothing written", out, limits(node), want)
+	}
+	if out := contain(node); out != want || limits(node) != "2147483648 / 400000 100000 / 4111" {
+		t.Fatalf("contain after the hotplug: %q (%s), want %q", out, limits(node), want)
+	}
+	for n := range sides {
+		if out := contain(n); out != "" {
+			t.Fatalf("contain again on %s: %q, want nothing", n, out)
+		}
+	}
+	if got := limits(p03); got != "6442450944 / 600000 100000 / 4112" {
+		t.Fatalf("%s: %s: what runs there (6144 MiB) stays under its cap", p03, got)
 	}
 }
 

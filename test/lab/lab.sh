@@ -792,7 +792,10 @@ check_destroyed() {
 #   memory  on the hog VM's node, a process standing for its QEMU (pid in a run dir) placed by the
 #           shipped guard (envelope_guard place VMID, through pvesim's pvesh forwarded to the node),
 #           then allocating the envelope's memory + 256 MiB: it must be OOM-killed in
-#           tenant-<hog>.slice (memory.events oom_kill), no global OOM, a bystander on the node alive.
+#           tenant-<hog>.slice (memory.events oom_kill), no global OOM, a bystander on the node alive;
+#           the slice's memory.max must be the hog's share on its node (the envelope less what
+#           pvesim says the hog's VMs running on other nodes are configured with, at least what runs
+#           on its node), not the whole envelope.
 #   ping    from the other tenant's first VM to its second (or its gateway), the whole check, 0% loss.
 # LAB_ENVELOPE_CONTROL (the controls, run by hand; each must FAIL): shared-pool (both LVs in the
 # hog's pool: the other's writes fail), unplaced (the hog not placed: nothing kills it in the slice).
@@ -841,6 +844,22 @@ for role, n in (("hog", hog), ("other", other)):
     out[role + "_memory"] = att[n]["envelope"]["memory"]
     out[role + "_cores"] = att[n]["envelope"]["cores"]
 out["hog_vmid"], out["hog_vm"], out["hog_node"] = vms[hog][0][0], vms[hog][0][1], vms[hog][0][2]
+# the hog's share on its node, the memory.max the guard must set (internal/guard NodeShare): the
+# envelope less the memory of the hog's VMs that pvesim says run on other nodes, never less than what
+# runs on its node (the placed VM counted there); memory as PVE 9 writes it, default 512 MiB
+def mib(c):
+    return int(re.match(r"(?:current=)?(\d+)", str(c.get("memory", 512))).group(1))
+here = elsewhere = 0
+for r in res.values():
+    if r.get("pool") != vms[hog][0][8] or (r.get("status") != "running" and str(r["vmid"]) != out["hog_vmid"]):
+        continue
+    m = mib(p.get("/nodes/%s/qemu/%s/config?current=1" % (r["node"], r["vmid"])))
+    if r["node"] == out["hog_node"] or str(r["vmid"]) == out["hog_vmid"]:
+        here += m
+    else:
+        elsewhere += m
+out["hog_share"] = max(att[hog]["envelope"]["memory"] - elsewhere, here, 1)
+out["hog_elsewhere"], out["hog_here"] = elsewhere, here
 o = vms[other]
 out["ping_from"] = o[0][1]
 out["ping_to"] = o[1][3].split("/")[0] if len(o) > 1 else o[0][4]
@@ -854,7 +873,7 @@ with open(d + "/pvesh.env", "w") as f:
 for k, v in out.items():
     print("%s=%s" % (k, shlex.quote(str(v))))
 PY
-  local hog other hog_vg hog_pool hog_lv hog_size hog_memory hog_cores hog_vmid hog_vm hog_node other_vg other_pool other_lv other_size other_memory other_cores ping_from ping_to pvesim_port
+  local hog other hog_vg hog_pool hog_lv hog_size hog_memory hog_cores hog_vmid hog_vm hog_node hog_share hog_elsewhere hog_here other_vg other_pool other_lv other_size other_memory other_cores ping_from ping_to pvesim_port
   # shellcheck disable=SC1091
   . "$d/plan"
   [ "$hog_vg" = "$other_vg" ] || { echo "FAIL envelope: $hog's storage is on VG $hog_vg, $other's on $other_vg: one node VG expected"; return 1; }
@@ -897,11 +916,11 @@ PY
       || { echo "FAIL envelope memory: envelope.sh mem failed:"; echo "$out" | sed 's/^/       /'; fail=1; }
     echo "$out" > "$d/mem.out"
     local slice=/deevnet.slice/tenant-$hog.slice
-    if [ "$(ev hog_cgroup "$d/mem.out")" = "$slice" ] && [ "$(ev memory_max "$d/mem.out")" = "$(( hog_memory << 20 ))" ] \
+    if [ "$(ev hog_cgroup "$d/mem.out")" = "$slice" ] && [ "$(ev memory_max "$d/mem.out")" = "$(( hog_share << 20 ))" ] \
        && [ "$(ev oom_kill "$d/mem.out")" -ge 1 ] 2>/dev/null && [ "$(ev hog_exit "$d/mem.out")" = 137 ] \
        && [ "$(ev kernel_global_oom "$d/mem.out")" = 0 ] && [ "$(ev bystander "$d/mem.out")" = alive ]; then
-      echo "ok   envelope memory: $hog_vm's stand-in (VM $hog_vmid on $hog_node) placed by the guard ($(ev guard "$d/mem.out")), allocating $target MiB: killed (exit 137) in $(ev hog_seconds "$d/mem.out"); $slice memory.max $(ev memory_max "$d/mem.out") (envelope $hog_memory MiB), memory.peak $(ev memory_peak "$d/mem.out"), oom_kill $(ev oom_kill "$d/mem.out"); global OOM kills 0, a bystander on $hog_node alive; the guest had $avail MiB available before"
-    else echo "FAIL envelope memory: $hog_vm's stand-in allocating $target MiB not OOM-killed in $slice: in $(ev hog_cgroup "$d/mem.out"), exit $(ev hog_exit "$d/mem.out") ($(ev hog_said "$d/mem.out")), memory.max $(ev memory_max "$d/mem.out"), oom_kill $(ev oom_kill "$d/mem.out"), global OOM kills $(ev kernel_global_oom "$d/mem.out"), bystander $(ev bystander "$d/mem.out")"; fail=1; fi
+      echo "ok   envelope memory: $hog_vm's stand-in (VM $hog_vmid on $hog_node) placed by the guard ($(ev guard "$d/mem.out")), allocating $target MiB: killed (exit 137) in $(ev hog_seconds "$d/mem.out"); $slice memory.max $(ev memory_max "$d/mem.out") (its share on $hog_node, $hog_share MiB: envelope $hog_memory MiB less $hog_elsewhere MiB running on other nodes, never below the $hog_here MiB running here), memory.peak $(ev memory_peak "$d/mem.out"), oom_kill $(ev oom_kill "$d/mem.out"); global OOM kills 0, a bystander on $hog_node alive; the guest had $avail MiB available before"
+    else echo "FAIL envelope memory: $hog_vm's stand-in allocating $target MiB not OOM-killed in $slice: in $(ev hog_cgroup "$d/mem.out"), exit $(ev hog_exit "$d/mem.out") ($(ev hog_said "$d/mem.out")), memory.max $(ev memory_max "$d/mem.out") (want its share $(( hog_share << 20 )): envelope $hog_memory MiB less $hog_elsewhere MiB running on other nodes, at least $hog_here MiB here), oom_kill $(ev oom_kill "$d/mem.out"), global OOM kills $(ev kernel_global_oom "$d/mem.out"), bystander $(ev bystander "$d/mem.out")"; fail=1; fi
     # CPU: cpu.max is the envelope's cores in CPUs; the guest has LAB_SMP vCPUs
     echo "info envelope cpu: $slice cpu.max $(ev cpu_max "$d/mem.out") ($hog_cores vCPUs), nr_throttled $(ev nr_throttled "$d/mem.out"): a quota of $hog_cores CPUs never binds in a guest of $(sshl lab nproc </dev/null) vCPUs, not shown here"
   fi

@@ -133,6 +133,8 @@ PY
           substrate_snippets_dir: $W/lab/nodes/$n/var/lib/vz/snippets
           substrate_guard_cgroup_root: $W/node-$n/cgroup
           substrate_guard_run_dir: $W/node-$n/run
+          substrate_guard_unit_dir: $W/node-$n/systemd
+          substrate_guard_systemd: false
           substrate_node_environment: {PATH: "$W/lab/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
           proxmox_node_network_validate: >-
             $ROOT/scripts/debian-tree.sh run -b %s:/tmp/dvt-rendered --
@@ -372,7 +374,7 @@ hook_of(){ sapi "/nodes/$1/qemu/$2/config" | "$VENV/bin/python" -c 'import json,
 start_exit(){ # start_exit TENANT NODE VMID: the start task's exit status
   task_exit "$1" "$2" "$(tapi "$1" POST "/nodes/$2/qemu/$3/status/start" | upid)"; }
 tapi tdemo POST "/nodes/$P2/qemu" -d vmid=10151 -d pool=tenant-tdemo -d cores=8 -d sockets=4 -d memory=1024 >/dev/null
-if play guard-sweep tenant -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false \
+if play guard-sweep tenant -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false -v \
    && grep -qF "tenant tdemo: VM 10151: hookscript local:snippets/deevnet-envelope-guard, was none" "$W/guard-sweep.log"; then
   pass "the tenant converge's sweep guards tdemo's VM made without the template (10151) and says so"
 else fail "sweep of 10151: $(grep -E 'fatal|FAILED|hookscript' "$W/guard-sweep.log" | head -5)"; fi
@@ -386,20 +388,95 @@ e=$(start_exit tdemo "$P2" 10152)
 [ "$e" = OK ] && [ "$(hook_of "$P2" 10152)" = none ] && pass "control: without the guard's sweep, tdemo's 32-vCPU VM 10152 starts unguarded (start $e)" \
   || fail "control: 10152 start [$e] hookscript [$(hook_of "$P2" 10152)]"
 # The next converge with the guard puts 10152, running unguarded, into tdemo's cgroup group on its node (here a
-# directory laid out like cgroupfs, and its QEMU pid where qemu-server keeps it): the envelope caps it, it runs on.
-mkdir -p "$W/node-$P2/cgroup" "$W/node-$P2/run"
-echo "cpuset cpu io memory pids" > "$W/node-$P2/cgroup/cgroup.controllers"
-echo 4152 > "$W/node-$P2/run/10152.pid"
+# directory laid out like cgroupfs, and its QEMU pid where qemu-server keeps it), and 10153, made and started the same
+# way on p03, into tdemo's group there: each group at tdemo's share on its node, max(the envelope less what tdemo's
+# VMs running on the other node are configured with, what runs on it), not the whole envelope on each node. The
+# expected shares are computed here from what pvesim says runs where (the rule, independently of the guard). Both
+# keep running. The converge after it changes nothing (its recap: changed=0).
+P3=dv02hyp002p03
+tapi tdemo POST "/nodes/$P3/qemu" -d vmid=10153 -d pool=tenant-tdemo -d cores=2 -d sockets=2 -d memory=8192 >/dev/null
+e=$(start_exit tdemo "$P3" 10153); [ "$e" = OK ] || fail "start of 10153 on $P3 (no hookscript yet): [$e]"
+for n in $P2 $P3; do
+  mkdir -p "$W/node-$n/cgroup" "$W/node-$n/run"
+  echo "cpuset cpu io memory pids" > "$W/node-$n/cgroup/cgroup.controllers"
+done
+echo 4152 > "$W/node-$P2/run/10152.pid"; echo 4153 > "$W/node-$P3/run/10153.pid"
+share_of(){ # share_of NODE: tdemo's share there as "memory.max / cpu.max", from pvesim's running VMs and configs
+  local node=$1 r c mem cores hm=0 hc=0 am=0 ac=0
+  while read -r r; do
+    c=$(sapi "/nodes/${r#* }/qemu/${r% *}/config?current=1")
+    read -r mem cores < <("$VENV/bin/python" -c 'import json,re,sys; c=json.load(sys.stdin)["data"]; print(re.match(r"(?:current=)?(\d+)", str(c.get("memory", 512))).group(1), int(c.get("sockets", 1)) * int(c.get("cores", 1)))' <<<"$c")
+    if [ "${r#* }" = "$node" ]; then hm=$((hm + mem)) hc=$((hc + cores)); else am=$((am + mem)) ac=$((ac + cores)); fi
+  done < <(sapi "/cluster/resources?type=vm" | "$VENV/bin/python" -c 'import json,sys; [print(r["vmid"], r["node"]) for r in json.load(sys.stdin)["data"] if r.get("pool") == "tenant-tdemo" and r.get("status") == "running"]')
+  local m=$((32768 - am)) k=$((16 - ac)); [ $m -ge $hm ] || m=$hm; [ $k -ge $hc ] || k=$hc; [ $m -ge 1 ] || m=1; [ $k -ge 1 ] || k=1
+  echo "$((m << 20)) / $((k * 100000)) 100000"
+}
+limits_of(){ local d=$W/node-$1/cgroup/deevnet.slice/tenant-tdemo.slice; echo "$(cat "$d/memory.max" 2>&1) / $(cat "$d/cpu.max" 2>&1)"; }
+want2=$(share_of "$P2") want3=$(share_of "$P3")
 slice=$W/node-$P2/cgroup/deevnet.slice/tenant-tdemo.slice
+slice3=$W/node-$P3/cgroup/deevnet.slice/tenant-tdemo.slice
 if play guard-contain tenant -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false \
    && grep -qF "tenant tdemo: VM 10152 (pid 4152) ran outside its tenant's group: placed in $slice, its envelope caps it (not stopped)" "$W/guard-contain.log" \
-   && [ "$(cat "$slice/cgroup.procs")" = 4152 ] && [ "$(cat "$slice/memory.max")" = 34359738368 ] && [ "$(cat "$slice/cpu.max")" = "1600000 100000" ] \
-   && [ "$(sapi "/nodes/$P2/qemu/10152/status/current" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["data"]["status"])')" = running ]; then
-  pass "the next converge with the guard puts 10152, running unguarded on $P2, into tdemo's group (32768 MiB, 16 vCPUs), and stops nothing"
-else fail "contain of 10152: $(grep -E 'fatal|outside|pid file' "$W/guard-contain.log" | head -5) procs [$(cat "$slice/cgroup.procs" 2>&1)]"; fi
-rm -f "$W/node-$P2/run/10152.pid"
+   && grep -qF "tenant tdemo: VM 10153 (pid 4153) ran outside its tenant's group: placed in $slice3, its envelope caps it (not stopped)" "$W/guard-contain.log" \
+   && [ "$(cat "$slice/cgroup.procs")" = 4152 ] && [ "$(cat "$slice3/cgroup.procs")" = 4153 ] \
+   && [ "$(limits_of "$P2")" = "$want2" ] && [ "$(limits_of "$P3")" = "$want3" ] && [ "$want2" != "34359738368 / 1600000 100000" ] \
+   && [ "$(sapi "/nodes/$P2/qemu/10152/status/current" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["data"]["status"])')" = running ] \
+   && [ "$(sapi "/nodes/$P3/qemu/10153/status/current" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["data"]["status"])')" = running ]; then
+  pass "the next converge puts 10152 (on $P2) and 10153 (on $P3), running unguarded, into tdemo's group on each node at its share ($P2: $want2; $P3: $want3; not 32768 MiB / 16 vCPUs each), and stops nothing"
+else fail "contain of 10152 and 10153: $(grep -E 'fatal|outside|pid file|share' "$W/guard-contain.log" | head -5) $P2 [$(limits_of "$P2")] want [$want2], $P3 [$(limits_of "$P3")] want [$want3]"; fi
+if play guard-contain-again tenant -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false \
+   && [ "$(recap_changed guard-contain-again)" = 0 ] && [ "$(limits_of "$P2")" = "$want2" ]; then
+  pass "the converge after it changes nothing (the shares stand: changed=0)"
+else fail "the converge after the contain: changed=$(recap_changed guard-contain-again)"; grep -B2 -A4 'changed:' "$W/guard-contain-again.log" | head -20; fi
+# 10153 and 10152 stop: p02's share grows back at the next converge (the envelope less what runs on p03 now),
+# reported first by check mode, which writes nothing
+task_exit tdemo "$P3" "$(tapi tdemo POST "/nodes/$P3/qemu/10153/status/stop" | upid)" >/dev/null
 task_exit tdemo "$P2" "$(tapi tdemo POST "/nodes/$P2/qemu/10152/status/stop" | upid)" >/dev/null
+rm -f "$W/node-$P3/run/10153.pid" "$W/node-$P2/run/10152.pid"
+was2=$want2 want2=$(share_of "$P2")
+if play guard-share-check tenant -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false --check \
+   && grep -qF "tenant tdemo: $slice on $P2: memory.max ${was2%% *} -> ${want2%% *}" "$W/guard-share-check.log" && [ "$(limits_of "$P2")" = "$was2" ] \
+   && play guard-share tenant -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false \
+   && [ "$(limits_of "$P2")" = "$want2" ]; then
+  pass "10153 stopped on $P3: check mode reports $P2's share growing ($was2 -> $want2) and writes nothing; the converge sets it"
+else fail "$P2's share after 10153 stopped: [$(limits_of "$P2")], want [$was2] after check mode, then [$want2]"; grep -E 'fatal|share|memory.max' "$W/guard-share-check.log" "$W/guard-share.log" | head -6; fi
 for v in 10151 10152; do [ "$(task_exit tdemo "$P2" "$(tapi tdemo DELETE "/nodes/$P2/qemu/$v" | upid)")" = OK ] || fail "remove $v"; done
+[ "$(task_exit tdemo "$P3" "$(tapi tdemo DELETE "/nodes/$P3/qemu/10153" | upid)")" = OK ] || fail "remove 10153"
+
+# --- 5e. the guard's timer on each node (ADR-0014 decision 3): between the hypervisor plays, a systemd service
+# runs the play's own sweep and this node's contain every substrate_guard_interval (default 1min). The units the
+# plays wrote (here under the node's directory: the test's nodes run no systemd of theirs, substrate_guard_systemd
+# false) are read strictly by units.py against the argv the guard-sweep play ran (its -v log) and, where this
+# machine has systemd-analyze, verified by it (silent, exit 0). Controls: a contain line that lost an argument is
+# refused by units.py, a line systemd cannot unquote by systemd-analyze. check mode writing nothing and the second
+# run changing nothing (section 3) cover the units too; a bad interval is refused before any change.
+guard_env="{\"PATH\": \"$W/lab/bin:/usr/sbin:/usr/bin:/sbin:/bin\"}"
+units_check(){ "$VENV/bin/python" "$ROOT/tests/substrate/units.py" "$1" "$W/guard-sweep.log" "$2" 1min "$guard_env" 2>&1; }
+verify_units(){ systemd-analyze verify --man=no "$1/deevnet-envelope-guard.service" "$1/deevnet-envelope-guard.timer" 2>&1; }
+for n in $NODES; do
+  u=$W/node-$n/systemd
+  if out=$(units_check "$u" "$n"); then pass "$n: the guard's service runs the play's own sweep and contain, its timer every 1min ($out)"
+  else fail "$n: the guard's units: $out"; fi
+  if command -v systemd-analyze >/dev/null; then
+    out=$(verify_units "$u"); c=$?
+    [ $c = 0 ] && [ -z "$out" ] && pass "$n: systemd-analyze verify accepts the guard's service and timer, silently" \
+      || fail "$n: systemd-analyze verify (exit $c): $out"
+  else echo "SKIP  $n: no systemd-analyze on this machine: the units are read by units.py alone"; fi
+done
+mkdir -p "$W/units-bad"
+cp "$W/node-$P2/systemd/"* "$W/units-bad/"
+sed -i '/^ExecStart="/s/ "-run-dir" "[^"]*"//' "$W/units-bad/deevnet-envelope-guard.service"
+out=$(units_check "$W/units-bad" "$P2") && fail "control: units.py accepted a contain without -run-dir" \
+  || { grep -qF "ExecStart= contain" <<<"$out" && pass "control: units.py refuses a contain line that lost -run-dir" || fail "control: units.py: $out"; }
+if command -v systemd-analyze >/dev/null; then
+  cp "$W/node-$P2/systemd/"* "$W/units-bad/"
+  sed -i '/^ExecStart="/s/ "contain"$/ "contain/' "$W/units-bad/deevnet-envelope-guard.service"
+  out=$(verify_units "$W/units-bad"); c=$?
+  { [ $c != 0 ] || [ -n "$out" ]; } && grep -qi "quot" <<<"$out" && pass "control: systemd-analyze verify refuses an unbalanced quote (exit $c)" \
+    || fail "control: systemd-analyze verify on a broken unit: exit $c [$out]"
+fi
+contradiction guard-interval 'substrate_guard_interval "5 parsecs": must be a systemd time span above zero' tenant "---" \
+  -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false -e 'substrate_guard_interval="5 parsecs"'
 
 # --- 5b. a node offline (#25): refused before any change, naming it; in maintenance, converged around it -------
 # p03 leaves the membership (pvesim as PVE shows it: offline in /nodes, 595 behind it). The operator's change

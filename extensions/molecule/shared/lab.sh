@@ -103,6 +103,8 @@ node_snippets_dir: $DIR/nodes/{node}/var/lib/vz/snippets
 # this machine's own /sys/fs/cgroup
 node_cgroup_root: $DIR/nodes/{node}/sys/fs/cgroup
 node_run_dir: $DIR/nodes/{node}/var/run/qemu-server
+# and where its systemd units are written (no systemctl: the lab's nodes run no systemd of theirs)
+node_unit_dir: $DIR/nodes/{node}/etc/systemd/system
 YML
   mkdir -p "$DIR/unbound.d"
   echo "lab up: pvesim https://127.0.0.1:$port (pid $(cat "$DIR/pvesim.pid")), PowerDNS 127.0.0.1:$DNS_LAB_PDNS_PORT (API $DNS_LAB_API_PORT), Unbound 127.0.0.1:$DNS_LAB_UNBOUND_PORT"

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -31,21 +32,26 @@ type options struct {
 	check                                 bool
 	template                              int
 	away, node                            string
+	stdout, stderr                        io.Writer
 }
 
 // Main runs the guard with args (os.Args[1:]) and returns its exit status: 1 with one line on
 // stderr (PVE logs it in the start task) when it refuses or fails.
-func Main(args []string) int {
-	if err := run(args); err != nil {
-		fmt.Fprintln(os.Stderr, strings.ReplaceAll(err.Error(), "\n", " "))
+func Main(args []string) int { return Run(args, os.Stdout, os.Stderr) }
+
+// Run is Main writing to stdout and stderr (what changed, and what was left or refused).
+func Run(args []string, stdout, stderr io.Writer) int {
+	if err := run(args, stdout, stderr); err != nil {
+		_, _ = fmt.Fprintln(stderr, strings.ReplaceAll(err.Error(), "\n", " "))
 		return 1
 	}
 	return 0
 }
 
-func run(args []string) error {
-	var o options
+func run(args []string, stdout, stderr io.Writer) error {
+	o := options{stdout: stdout, stderr: stderr}
 	fs := flag.NewFlagSet("envelope_guard", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	fs.StringVar(&o.envelopes, "envelopes", "", "the envelope file (default: "+EnvelopeFile+" beside this executable)")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "/sys/fs/cgroup", "the cgroup v2 mount root")
 	fs.StringVar(&o.runDir, "run-dir", "/var/run/qemu-server", "where qemu-server keeps <vmid>.pid")
@@ -145,16 +151,70 @@ func preStart(o options, arg string) error {
 		return err
 	}
 	// what each running peer runs with (current=1: not its pending changes), not its maxcpu
-	peers := make(map[int]map[string]any, len(running))
+	peers := map[int]map[string]any{}
+	if err := runningConfigs(running, peers); err != nil {
+		return err
+	}
+	name, err := f.CheckStart(res, id, config, peers)
+	if err != nil || name == "" {
+		return err
+	}
+	// The start is allowed: the tenant's group here gets its share counting this VM, before QEMU
+	// runs (other nodes' groups follow at their next contain, the timer's or a play's).
+	peers[id] = config
+	share, err := f.NodeShare(res, name, self.Node, peers, id)
+	if err != nil {
+		return err
+	}
+	return refresh(o, name, self.Node, share)
+}
+
+// runningConfigs reads into configs what each guest runs with (GET .../config with current=1:
+// not its pending changes), the values NodeShare and CheckStart count; one already read is not
+// read again.
+func runningConfigs(running []guard.Resource, configs map[int]map[string]any) error {
 	for _, r := range running {
+		if _, ok := configs[r.VMID]; ok {
+			continue
+		}
 		var c map[string]any
 		if err := pvesh(&c, fmt.Sprintf("/nodes/%s/qemu/%d/config", r.Node, r.VMID), "--current", "1"); err != nil {
 			return err
 		}
-		peers[r.VMID] = c
+		configs[r.VMID] = c
 	}
-	_, err = f.CheckStart(res, id, config, peers)
-	return err
+	return nil
+}
+
+// shareOf is tenant's share on node (guard.NodeShare), reading the running configurations of the
+// tenant's running guests into configs first; starting as NodeShare takes it.
+func shareOf(f guard.File, res []guard.Resource, tenant, node string, configs map[int]map[string]any, starting int) (guard.Share, error) {
+	if err := runningConfigs(f.Running(res, tenant), configs); err != nil {
+		return guard.Share{}, err
+	}
+	return f.NodeShare(res, tenant, node, configs, starting)
+}
+
+// refresh sets the limits of tenant's group on this node to its share where the group exists and
+// they differ, with one line saying what changed and why (with -check: what would). A group not
+// made yet is left: Place makes it with the share when a VM of the tenant first runs here.
+func refresh(o options, tenant, node string, s guard.Share) error {
+	l := limitsOf(s)
+	dir := cgroupslice.Dir(o.cgroupRoot, tenant)
+	changes, made, err := cgroupslice.Changes(dir, l)
+	if err != nil {
+		return fmt.Errorf("tenant %s: %w", tenant, err)
+	}
+	if !made || len(changes) == 0 {
+		return nil
+	}
+	if !o.check {
+		if _, err := cgroupslice.Ensure(o.cgroupRoot, tenant, l); err != nil {
+			return fmt.Errorf("tenant %s: setting its share on %s: %w", tenant, node, err)
+		}
+	}
+	_, _ = fmt.Fprintf(o.stdout, "tenant %s: %s on %s: %s (its share here: %s)\n", tenant, dir, node, strings.Join(changes, ", "), s)
+	return nil
 }
 
 func place(o options, arg string) error {
@@ -162,7 +222,7 @@ func place(o options, arg string) error {
 	if err != nil {
 		return err
 	}
-	name, _, err := f.TenantOf(res, id)
+	name, self, err := f.TenantOf(res, id)
 	if err != nil || name == "" {
 		return err // a VM of no tenant stays where PVE put it
 	}
@@ -170,17 +230,25 @@ func place(o options, arg string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := cgroupslice.Place(o.cgroupRoot, name, limitsOf(f, name), pid)
+	// its QEMU runs here (its pid): counted on this node whatever /cluster/resources says yet
+	var config map[string]any
+	if err := pvesh(&config, fmt.Sprintf("/nodes/%s/qemu/%d/config", self.Node, id), "--current", "1"); err != nil {
+		return err
+	}
+	share, err := shareOf(f, res, name, self.Node, map[int]map[string]any{id: config}, id)
+	if err != nil {
+		return err
+	}
+	dir, err := cgroupslice.Place(o.cgroupRoot, name, limitsOf(share), pid)
 	if err != nil {
 		return fmt.Errorf("tenant %s: placing VM %d (pid %d): %w", name, id, pid, err)
 	}
-	fmt.Printf("tenant %s: VM %d (pid %d) placed in %s\n", name, id, pid, dir)
+	_, _ = fmt.Fprintf(o.stdout, "tenant %s: VM %d (pid %d) placed in %s\n", name, id, pid, dir)
 	return nil
 }
 
-func limitsOf(f guard.File, tenant string) cgroupslice.Limits {
-	e := f.Tenants[tenant].Envelope
-	return cgroupslice.Limits{MemoryMiB: e.Memory, Cores: e.Cores}
+func limitsOf(s guard.Share) cgroupslice.Limits {
+	return cgroupslice.Limits{MemoryMiB: s.MemoryMiB, Cores: s.Cores}
 }
 
 // qemuPid reads the pid qemu-server keeps for a running VM (<run-dir>/<vmid>.pid).
@@ -219,6 +287,37 @@ func contain(o options) error {
 		node, _, _ = strings.Cut(h, ".")
 	}
 	var errs []string
+	// Each tenant's share here first: its group's limits follow what runs on the other nodes
+	// (guard.NodeShare), and a VM placed below lands in a group already at its share.
+	configs := map[int]map[string]any{}
+	shares := map[string]guard.Share{}
+	share := func(name string) (guard.Share, error) {
+		if s, ok := shares[name]; ok {
+			return s, nil
+		}
+		s, err := shareOf(f, res, name, node, configs, 0)
+		if err != nil {
+			return guard.Share{}, fmt.Errorf("tenant %s: its share on %s: %w", name, node, err)
+		}
+		shares[name] = s
+		return s, nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.Tenants)) {
+		made, err := cgroupslice.Made(cgroupslice.Dir(o.cgroupRoot, name))
+		if err == nil && !made {
+			continue // no group here: Place makes it with the share when one of its VMs is placed
+		}
+		var s guard.Share
+		if err == nil {
+			s, err = share(name)
+		}
+		if err == nil {
+			err = refresh(o, name, node, s)
+		}
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
 	for _, r := range res {
 		if r.Type != "qemu" || r.Template == 1 || r.Node != node || r.Status != "running" {
 			continue
@@ -229,7 +328,7 @@ func contain(o options) error {
 		}
 		pid, err := qemuPid(o.runDir, r.VMID)
 		if errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(os.Stderr, "tenant %s: VM %d reads running on %s but has no QEMU pid file in %s: left alone\n", name, r.VMID, node, o.runDir)
+			_, _ = fmt.Fprintf(o.stderr, "tenant %s: VM %d reads running on %s but has no QEMU pid file in %s: left alone\n", name, r.VMID, node, o.runDir)
 			continue
 		}
 		if err != nil {
@@ -245,13 +344,18 @@ func contain(o options) error {
 		if in {
 			continue
 		}
+		s, err := share(name)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
 		if !o.check {
-			if _, err := cgroupslice.Place(o.cgroupRoot, name, limitsOf(f, name), pid); err != nil {
+			if _, err := cgroupslice.Place(o.cgroupRoot, name, limitsOf(s), pid); err != nil {
 				errs = append(errs, fmt.Sprintf("tenant %s: placing VM %d (pid %d): %v", name, r.VMID, pid, err))
 				continue
 			}
 		}
-		fmt.Printf("tenant %s: VM %d (pid %d) ran outside its tenant's group: placed in %s, its envelope caps it (not stopped)\n", name, r.VMID, pid, dir)
+		_, _ = fmt.Fprintf(o.stdout, "tenant %s: VM %d (pid %d) ran outside its tenant's group: placed in %s, its envelope caps it (not stopped)\n", name, r.VMID, pid, dir)
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
@@ -323,10 +427,10 @@ func sweep(o options) error {
 				continue
 			}
 		}
-		fmt.Printf("%s: hookscript %s, was %s%s\n", who, o.volume, was, running)
+		_, _ = fmt.Fprintf(o.stdout, "%s: hookscript %s, was %s%s\n", who, o.volume, was, running)
 	}
 	for _, n := range slices.Sorted(maps.Keys(unswept)) {
-		fmt.Fprintf(os.Stderr, "node %s is away: its %d tenant guest(s) not swept\n", n, unswept[n])
+		_, _ = fmt.Fprintf(o.stderr, "node %s is away: its %d tenant guest(s) not swept\n", n, unswept[n])
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
