@@ -138,7 +138,7 @@ def main():
     env = {}
     for v in service.get('Environment', []):
         for word in unquote(v, 'Environment=', errs):
-            k, _, val = word.partition('=')
+            k, val = word.split('=', 1) if '=' in word else (word, '')
             env[k] = val
     if env != json.loads(env_json):
         errs.append('Environment= %r, want the play\'s %s' % (env, env_json))
