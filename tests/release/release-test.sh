@@ -37,35 +37,29 @@ PY
 )
 fail=0
 sums() { (cd "$copy" && find . -type f ! -path './.git/*' -print0 | sort -z | xargs -0 sha256sum); }
-# a. refused, nothing changed
+# refused LABEL WHAT PATTERN MAKEVAR...: make release with MAKEVARs must fail, saying PATTERN, and
+# change no file of the copy
+refused() {
+  local label=$1 what=$2 pattern=$3; shift 3
+  if make -s -C "$copy" release VENV="$venv" "$@" > "$tmp/$label.out" 2>&1; then
+    echo "FAIL  $label. make release $* ($what) succeeded"; fail=1
+  elif ! grep -q "$pattern" "$tmp/$label.out"; then
+    echo "FAIL  $label. make release $* ($what) refused without saying why:"; sed 's/^/      /' "$tmp/$label.out"; fail=1
+  else
+    echo "PASS  $label. make release $* ($what) refused: $(grep -m1 "$pattern" "$tmp/$label.out")"
+  fi
+  sums > "$tmp/after-$label"
+  if diff "$tmp/before" "$tmp/after-$label" > "$tmp/$label.diff"; then
+    echo "PASS  $label. no file changed by the refused release ($(wc -l < "$tmp/before") files)"
+  else
+    echo "FAIL  $label. the refused release changed files:"; sed 's/^/      /' "$tmp/$label.diff"; fail=1
+  fi
+}
 sums > "$tmp/before"
-if make -s -C "$copy" release VERSION="$patch" VENV="$venv" > "$tmp/a.out" 2>&1; then
-  echo "FAIL  a. make release VERSION=$patch (patch after $top with a minor_changes fragment) succeeded"; fail=1
-elif ! grep -q "FAIL  rule: \['minor_changes'\] need at least a minor bump" "$tmp/a.out"; then
-  echo "FAIL  a. make release VERSION=$patch refused without naming the rule:"; sed 's/^/      /' "$tmp/a.out"; fail=1
-else
-  echo "PASS  a. make release VERSION=$patch refused: $(grep -m1 'FAIL  rule' "$tmp/a.out" | cut -c7-)"
-fi
-sums > "$tmp/after"
-if diff "$tmp/before" "$tmp/after" > "$tmp/a.diff"; then
-  echo "PASS  a. no file changed by the refused release ($(wc -l < "$tmp/before") files)"
-else
-  echo "FAIL  a. the refused release changed files:"; sed 's/^/      /' "$tmp/a.diff"; fail=1
-fi
-# c. a new MAJOR whose rebuild drill fails: refused, nothing changed
-if make -s -C "$copy" release VERSION="$next" VENV="$venv" RELEASE_DRILL=false > "$tmp/c.out" 2>&1; then
-  echo "FAIL  c. make release VERSION=$next succeeded with a failing rebuild drill"; fail=1
-elif ! grep -q "release: refused $next: the rebuild drill failed" "$tmp/c.out"; then
-  echo "FAIL  c. make release VERSION=$next with a failing drill refused without naming the drill:"; sed 's/^/      /' "$tmp/c.out"; fail=1
-else
-  echo "PASS  c. make release VERSION=$next (MAJOR $top -> $next) with a failing drill refused: $(grep -m1 'release: refused' "$tmp/c.out")"
-fi
-sums > "$tmp/after-c"
-if diff "$tmp/before" "$tmp/after-c" > "$tmp/c.diff"; then
-  echo "PASS  c. no file changed by the release the drill refused"
-else
-  echo "FAIL  c. the release the drill refused changed files:"; sed 's/^/      /' "$tmp/c.diff"; fail=1
-fi
+# a. a version the fragments do not allow
+refused a "patch after $top with a minor_changes fragment" "FAIL  rule: \['minor_changes'\] need at least a minor bump" VERSION="$patch"
+# c. a new MAJOR whose rebuild drill fails
+refused c "MAJOR $top -> $next with a failing rebuild drill" "release: refused $next: the rebuild drill failed" VERSION="$next" RELEASE_DRILL=false
 # b. the right version (the next major: every pin and the version differ from today's), its drill passing
 if ! make -s -C "$copy" release VERSION="$next" VENV="$venv" RELEASE_DATE=2026-12-31 \
      RELEASE_DRILL="touch $tmp/drill-ran" > "$tmp/b.out" 2>&1; then
