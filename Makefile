@@ -122,7 +122,7 @@ test-go:
 #
 # TEST_JOBS (default 2, one per core of the machines CI runs on): the targets that boot no guest run
 # that many at a time first, each job with its own installed collection (install-collection empties
-# its directory); then the GUEST_TARGETS one after another, alone on the machine. The jobs' targets
+# its directory); then the ALONE_TARGETS one after another, alone on the machine. The jobs' targets
 # share nothing else that one of them writes while another reads it: the venvs, binaries, tools and
 # the Debian tree are made before they start (LANE_PREP), the tarball and the tools are replaced by
 # a rename, and every test makes its own work directory, ports and namespaces. TEST_JOBS=1 runs

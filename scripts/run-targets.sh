@@ -173,9 +173,6 @@ prep() {
 }
 
 wall_start=$(date +%s)
-first=(); second=()
-for t in "$@"; do if is_guest_target "$t"; then second+=("$t"); else first+=("$t"); fi; done
-
 if [ "$lanes" = 1 ] && [ "$jobs" -gt 1 ]; then
   first=(); second=()
   for t in "$@"; do if is_alone "$t"; then second+=("$t"); else first+=("$t"); fi; done
@@ -202,6 +199,8 @@ if [ "$lanes" = 1 ] || [ ${#guest_targets[@]} -eq 0 ]; then
   exit $rc
 fi
 
+first=(); second=()
+for t in "$@"; do if is_guest_target "$t"; then second+=("$t"); else first+=("$t"); fi; done
 prep || exit 1
 run_lane 2 "${second[@]}" > "$times/lane2.log" 2>&1 &
 lane2=$!
