@@ -26,6 +26,11 @@ func TestMain(m *testing.M) {
 	case guardName:
 		os.Exit(hookcli.Main(os.Args[1:]))
 	}
+	// Built with -race, each copy this binary starts (pvesh, the guard: several per hookscript
+	// start) would sleep the race runtime's default second before exiting; the copies inherit this.
+	if os.Getenv("GORACE") == "" {
+		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	os.Exit(m.Run())
 }
 
