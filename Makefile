@@ -132,12 +132,16 @@ test-go:
 # every target in turn, in the order listed.
 # The jobs take the targets in TEST_ORDER: the longest first (2026-12-06, two jobs: lifecycle 746 s,
 # substrate 524, secrets 464, ansible 262, go 184, ...), so that no long one starts last.
+#
+# ALONE_BESIDE=1: the ALONE_TARGETS start at once, beside the jobs, which run at SCHED_IDLE
+# (scripts/run-targets.sh): the labs keep the CPU they want, the jobs take what they leave.
 TEST_LANES ?= 1
 TEST_JOBS  ?= 2
+ALONE_BESIDE ?= 0
 TEST_LONGEST := test-lifecycle test-substrate test-secrets test-ansible test-go
 TEST_ORDER = $(TEST_LONGEST) $(filter-out $(TEST_LONGEST),$(TEST_TARGETS))
 test:
-	@TEST_LANES=$(TEST_LANES) TEST_JOBS=$(TEST_JOBS) JOB_VARS='COLLECTIONS_DIR=$(ROOT)/.ansible/collections-job%N' \
+	@TEST_LANES=$(TEST_LANES) TEST_JOBS=$(TEST_JOBS) ALONE_BESIDE=$(ALONE_BESIDE) JOB_VARS='COLLECTIONS_DIR=$(ROOT)/.ansible/collections-job%N' \
 	  GUEST_TARGETS="$(GUEST_TARGETS)" ALONE_TARGETS="$(ALONE_TARGETS)" RETRY_TARGETS="$(RETRY_TARGETS)" LANE_PREP="build build-all venv venv-oldest tools" \
 	  $(ROOT)/scripts/run-targets.sh "$(MAKE)" lint-go build $(TEST_ORDER)
 	@echo 'make test: all green'

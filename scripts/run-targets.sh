@@ -22,6 +22,12 @@
 # the target ends, in one piece; the table says which job ran it. LANE_PREP and the Debian tree and
 # guest kernel are made first, as for two lanes.
 #
+# ALONE_BESIDE=1 (with TEST_JOBS): the ALONE_TARGETS do not wait for the jobs: they run in lane 1
+# from the start, at normal priority, and every job's make runs at SCHED_IDLE (chrt --idle, and the
+# lowest best-effort I/O priority), so a job gets only the CPU the lab leaves: the labs' timings are
+# what load breaks, nice 10 did not keep phase 2's FRR restart from failing beside the other
+# targets, and SCHED_IDLE is weaker than any nice level. Lane 1's output is printed when it ends.
+#
 # RETRY_TARGETS: targets run a second time when they fail (the labs: TCG timing under a CI
 # machine's load). The first failure's lines are printed before the second attempt and again after
 # the table, and the table says which target passed on its second attempt: a retry is reported,
@@ -49,10 +55,12 @@ trap 'rm -rf "$times"' EXIT
 # the table says so. Lane 1 runs its makes under lane1_wrap (a command prefix; set, not exported,
 # when two lanes run: an exported one would reach the runs of this script that the tests make).
 lane1_wrap=()
+job_wrap=()
 run_target() {
   local lane=$1 t=$2 start rc attempts=1; shift 2
   local -a wrap=()
   [ "$lane" != 1 ] || wrap=("${lane1_wrap[@]}")
+  [ "${lane#j}" = "$lane" ] || wrap=("${job_wrap[@]}")
   start=$(date +%s)
   echo "== make $t (lane $lane, $(date -u +%H:%M:%S))"
   "${wrap[@]}" "${make_cmd[@]}" --no-print-directory "$@" "$t" 2>&1 | tee "$times/target-$t.log"
@@ -178,13 +186,24 @@ if [ "$lanes" = 1 ] && [ "$jobs" -gt 1 ]; then
   for t in "$@"; do if is_alone "$t"; then second+=("$t"); else first+=("$t"); fi; done
   prep || exit 1
   printf '%s\n' "${first[@]}" > "$times/queue"
+  beside=
+  if [ "${ALONE_BESIDE:-0}" = 1 ] && [ ${#second[@]} -gt 0 ]; then
+    job_wrap=(chrt --idle 0 ionice -c 2 -n 7)
+    echo "== in lane 1 from the start: ${second[*]}; the jobs at SCHED_IDLE"
+    run_lane 1 "${second[@]}" > "$times/lane1.log" 2>&1 &
+    beside=$!
+  fi
   echo "== ${#first[@]} targets, $jobs at a time: ${first[*]}"
   pids=()
   for ((n = 1; n <= jobs; n++)); do job "$n" & pids+=($!); done
   rc=0
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   echo "== the $jobs jobs done in $(( $(date +%s) - wall_start )) s"
-  if [ "$rc" = 0 ] || [ "$keep_going" = 1 ]; then
+  if [ -n "$beside" ]; then
+    wait "$beside" || rc=1
+    echo "== lane 1 (${second[*]}) done in $(( $(date +%s) - wall_start )) s; its log:"
+    cat "$times/lane1.log"
+  elif [ "$rc" = 0 ] || [ "$keep_going" = 1 ]; then
     [ ${#second[@]} -eq 0 ] || { echo "== then, alone: ${second[*]}"; run_lane 1 "${second[@]}" || rc=1; }
   fi
   table

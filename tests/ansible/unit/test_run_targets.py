@@ -42,15 +42,22 @@ guestalone:
 \t@if [ -f {dir}/a.done ] && [ -f {dir}/b.done ] && ! ls {dir}/*.running >/dev/null 2>&1; then echo guest alone; else echo guest beside; exit 2; fi
 slowbad:
 \t@sleep 0.5; echo 'fatal: [localhost]: FAILED! => {{"msg": "slow"}}'; exit 2
+guestbeside:
+\t@for i in $$(seq 100); do [ -f {dir}/j.running ] && break; sleep 0.1; done; \\
+\t  [ -f {dir}/j.running ] && echo "guest beside a job, policy $$(chrt -p $$$$ | sed 's/.*: //')"; touch {dir}/g.seen
+jobwaits:
+\t@touch {dir}/j.running; for i in $$(seq 100); do [ -f {dir}/g.seen ] && break; sleep 0.1; done; \\
+\t  echo "job policy $$(chrt -p $$$$ | sed 's/.*: //')"; rm -f {dir}/j.running
 """
 
 
-def run(tmp_path, *targets, retry='', keep_going='1', lanes='1', guests='', jobs='1', job_vars=''):
+def run(tmp_path, *targets, retry='', keep_going='1', lanes='1', guests='', jobs='1', job_vars='', beside='0'):
     mk = tmp_path / 'fake.mk'
     mk.write_text(MAKEFILE.format(flag=tmp_path / 'flag', runner=RUNNER, mk=mk, dir=tmp_path))
     # (make test's own variables cleared: this test runs inside make test's lanes)
     env = dict(os.environ, KEEP_GOING=keep_going, RETRY_TARGETS=retry, TEST_LANES=lanes,
-               GUEST_TARGETS=guests, ALONE_TARGETS=guests, LANE_GUEST_PREP='0', LANE_PREP='', TEST_JOBS=jobs, JOB_VARS=job_vars)
+               GUEST_TARGETS=guests, ALONE_TARGETS=guests, LANE_GUEST_PREP='0', LANE_PREP='', TEST_JOBS=jobs, JOB_VARS=job_vars,
+               ALONE_BESIDE=beside)
     p = subprocess.run(['bash', RUNNER, 'make -f %s' % mk, *targets], env=env, capture_output=True,
                        text=True, timeout=60, check=False)
     return p.returncode, p.stdout
@@ -171,3 +178,22 @@ def test_a_job_failure_stops_the_run_and_the_guest_targets(tmp_path):
     assert '== make guestalone' not in out
     tail = after_table(out)
     assert '== why make bad failed' in tail and '== why make slowbad failed' in tail
+
+
+def test_alone_beside_runs_the_guest_lane_from_the_start_and_the_jobs_idle(tmp_path):
+    """ALONE_BESIDE=1: the guest target runs while a job does, at the normal policy, and the job's
+    make at SCHED_IDLE; the guest lane's log is printed and its row is in the table."""
+    rc, out = run(tmp_path, 'guestbeside', 'jobwaits', 'ok', jobs='2', guests='guestbeside', beside='1')
+    assert rc == 0, out
+    lines = out.splitlines()
+    assert 'guest beside a job, policy SCHED_OTHER' in lines, out
+    assert 'job policy SCHED_IDLE' in lines, out
+    rows = [l.split() for l in after_table(out).splitlines()[2:] if l and l.split()[0] in ('guestbeside', 'jobwaits')]
+    assert sorted((r[0], r[1][0]) for r in rows) == [('guestbeside', '1'), ('jobwaits', 'j')], out
+
+
+def test_without_alone_beside_the_guest_target_waits(tmp_path):
+    """The control: without ALONE_BESIDE the guest target starts after the jobs, and sees none."""
+    rc, out = run(tmp_path, 'guestbeside', 'jobwaits', jobs='2', guests='guestbeside')
+    assert rc == 0, out
+    assert not any(l.startswith('guest beside a job') for l in out.splitlines()), out
