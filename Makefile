@@ -134,7 +134,10 @@ test-go:
 # substrate 524, secrets 464, ansible 262, go 184, ...), so that no long one starts last.
 #
 # ALONE_BESIDE=1: the ALONE_TARGETS start at once, beside the jobs, which run at SCHED_IDLE
-# (scripts/run-targets.sh): the labs keep the CPU they want, the jobs take what they leave.
+# (scripts/run-targets.sh): the labs keep the CPU they want, the jobs take what they leave. Off:
+# on 2 cores it gains nothing (fresh clone, 2026-12-06 06:57-07:21): test-lab-tenants took 1375 s
+# beside the jobs (about 600 alone) and test-lifecycle 557 s (232), the machine 100% busy with no
+# idle and no steal: the labs leave too little to fill. For a machine with cores to spare.
 TEST_LANES ?= 1
 TEST_JOBS  ?= 2
 ALONE_BESIDE ?= 0
