@@ -1,10 +1,11 @@
 # Copyright: deevnet.tenant developers
 # Apache License 2.0 (see LICENSE)
-"""The substrate role's address rules, evaluated in Python.
+"""The substrate role's address rules, and its hypervisors' argument spec, evaluated in Python.
 
 The same rules as Jinja loops in the role's asserts cost 0.07-0.17 s more each on every
-playbook run (issue 29; docs/dev/performance.md). Each
-message is the one the Jinja gave, word for word (tests/contract/substrate.yml).
+playbook run (issue 29; docs/dev/performance.md), and a looped validate_argument_spec task
+~0.085 s (issue 36). Each message is the one the Jinja or the task gave, word for word
+(tests/contract/substrate.yml).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.filter.core import to_json
 from ansible_collections.deevnet.tenant.plugins.filter.ipv4 import ipv4_in, ipv4_overlaps, ipv4_subnet_of, ipv4_valid
 
@@ -74,6 +76,29 @@ def substrate_node_errors(nodes, site):
     return errors
 
 
+def substrate_node_spec_errors(hosts, hostvars, spec, common):
+    """Each hypervisor's substrate_node against the role's node argument spec, as validate_argument_spec checked it.
+
+    hosts: the group's inventory names; hostvars: Ansible's hostvars; spec: the node entry point's options;
+    common: the controller's values of the spec's arguments (the task's variables validate_argument_spec also
+    read: substrate_site, and substrate_node or substrate_node_local when the controller has them). A host's own
+    substrate_node replaces the controller's. Returns one message per host with errors, naming it, in the
+    validator's words (ansible.module_utils.common.arg_spec, what the action plugin runs).
+    """
+    validator = ArgumentSpecValidator(spec)
+    errors = []
+    for host in hosts:
+        arguments = dict(common)
+        host_vars = hostvars[host]
+        if 'substrate_node' in host_vars:
+            arguments['substrate_node'] = host_vars['substrate_node']
+        messages = validator.validate(arguments, validate_role_argument_spec=True).error_messages
+        if messages:
+            errors.append('%s: Validation of arguments failed: %s' % (host, '; '.join(messages)))
+    return errors
+
+
 class FilterModule:
     def filters(self):
-        return {'substrate_site_errors': substrate_site_errors, 'substrate_node_errors': substrate_node_errors}
+        return {'substrate_site_errors': substrate_site_errors, 'substrate_node_errors': substrate_node_errors,
+                'substrate_node_spec_errors': substrate_node_spec_errors}
