@@ -68,7 +68,9 @@ def test_a_host_without_substrate_node_falls_back_to_the_controllers_as_the_task
 def test_each_host_with_errors_gets_one_message_with_all_its_errors():
     got = errors({'p02': {'substrate_node': node(2, bridge_ports={'eno1': 1})}, 'p03': {'substrate_node': node(3, loopback={'a': 1})},
                   'p04': {'substrate_node': {'bridge_ports': 'eno1'}}})
-    assert got[0].startswith("p02: Validation of arguments failed: argument 'bridge_ports' is of type dict found in 'substrate_node'.")
+    # the validator's words after "is of type" differ between ansible-core versions (dict, <class 'dict'>)
+    assert got[0].startswith("p02: Validation of arguments failed: argument 'bridge_ports' is of type ")
+    assert got[0].endswith(" found in 'substrate_node'. and we were unable to convert to list: <class 'dict'> cannot be converted to a list")
     # a dict converts to str, as validate_argument_spec let it
     assert len(got) == 2
     assert got[1] == 'p04: Validation of arguments failed: missing required arguments: loopback, management, transit, underlay found in substrate_node'
