@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Mapping
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.filter.core import to_json
@@ -76,6 +77,19 @@ def substrate_node_errors(nodes, site):
     return errors
 
 
+def _plain(value):
+    """value as plain dicts, lists and strings. ansible-core 2.19+ hands a filter lazily templated
+    containers, which the validator's copies and walks template again at each access: 0.13-0.38 s per
+    host and call on 2.21, the merged check 1.08 s instead of 0.14 s (issue 36)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
 def substrate_node_spec_errors(hosts, hostvars, spec, common):
     """Each hypervisor's substrate_node against the role's node argument spec, as validate_argument_spec checked it.
 
@@ -85,13 +99,14 @@ def substrate_node_spec_errors(hosts, hostvars, spec, common):
     substrate_node replaces the controller's. Returns one message per host with errors, naming it, in the
     validator's words (ansible.module_utils.common.arg_spec, what the action plugin runs).
     """
-    validator = ArgumentSpecValidator(spec)
+    validator = ArgumentSpecValidator(_plain(spec))
+    common = _plain(common)
     errors = []
     for host in hosts:
         arguments = dict(common)
         host_vars = hostvars[host]
         if 'substrate_node' in host_vars:
-            arguments['substrate_node'] = host_vars['substrate_node']
+            arguments['substrate_node'] = _plain(host_vars['substrate_node'])
         messages = validator.validate(arguments, validate_role_argument_spec=True).error_messages
         if messages:
             errors.append('%s: Validation of arguments failed: %s' % (host, '; '.join(messages)))
