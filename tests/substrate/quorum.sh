@@ -22,7 +22,7 @@ rc=0
 pass(){ echo "ok   $*"; }
 fail(){ echo "FAIL $*"; rc=1; }
 
-# more hypervisors: p04.. as the example's p03 with the next addresses (hypervisors.yml checks them)
+# more hypervisors: p04.. as the example's p03 with the next addresses (site.yml checks them)
 hosts(){ # N: an inventory with N hypervisors (p02, p03, p04..), the example's host_vars for the first two
   local n=$1 i
   echo "all: {children: {hypervisors: {hosts: {"
