@@ -283,13 +283,14 @@ print("quorum: quorate %s, %d votes of %d expected (quorum %d); %s" % ("yes" if 
 
 # corosync_agrees NODE T0 WHAT: NODE's real corosync (knet on the management network, the QDevice
 # from deevnet.tenant.qdevice) against pvesim's quorum: waits (at most 60 s) until corosync counts
-# the total votes pvesim counts, then logs the seconds since T0 and corosync's figures; "FAIL
-# corosync" when it never does or its Quorate differs from pvesim's (pvesim's model would then not
-# be PVE's). Writes only to the drill log.
+# the total votes pvesim counts and is as quorate as pvesim says (votequorum turns Quorate a moment
+# after the vote that makes it: seen 2 votes of 3, quorum 2, still "Quorate No"), then logs the
+# seconds since T0 and corosync's figures; "FAIL corosync" when it never gets there (pvesim's model
+# would then not be PVE's). Writes only to the drill log.
 corosync_agrees() {
   local n=$1 t0=$2 what=$3 want v
   want=$(PYTHONPATH=$HERE "$VENV/bin/python" -c 'import sys; from pvesimapi import Pvesim; q = Pvesim(sys.argv[1]).call("/_sim/quorum", auth=False)["data"]; print(q["total_votes"], "Yes" if q["quorate"] else "No")' "$LAB_DIR")
-  if v=$(sshl lab "/lab/corosync.sh wait $n ${want% *} $t0 60" </dev/null); then
+  if v=$(sshl lab "/lab/corosync.sh wait $n ${want% *} $t0 60 ${want#* }" </dev/null); then
     # shellcheck disable=SC2086
     set -- $v
     if [ "$2" = "${want#* }" ]; then
@@ -298,7 +299,7 @@ corosync_agrees() {
       echo "FAIL corosync on $n $what: Quorate $2 ($3 votes of $4, quorum $5) where pvesim says quorate ${want#* } with ${want% *} votes"
     fi
   else
-    echo "FAIL corosync on $n never counted pvesim's ${want% *} votes within 60 s ($what): $v"
+    echo "FAIL corosync on $n never counted pvesim's ${want% *} votes, quorate ${want#* }, within 60 s ($what): $v"
   fi >> "$LAB_DIR/drill.log"
 }
 

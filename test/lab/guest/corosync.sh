@@ -47,21 +47,23 @@ case $1 in
       "$0" qdevice
     fi;;
   wait)
-    # wait NODE TOTAL T0 TIMEOUT (in the guest's root namespace): poll NODE's corosync-quorumtool
-    # (its IPC sockets are abstract, so the node's network namespace is enough) until its total
-    # votes are TOTAL; print the seconds since T0 (guest time), Quorate, total, expected, quorum
-    # and flags, or the last view with "timeout" and exit 1
-    n=$2; want=$3; t0=$4; end=$(( $(date +%s) + $5 ))
+    # wait NODE TOTAL T0 TIMEOUT [QUORATE] (in the guest's root namespace): poll NODE's
+    # corosync-quorumtool (its IPC sockets are abstract, so the node's network namespace is enough)
+    # until its total votes are TOTAL and, given QUORATE (Yes/No), its Quorate is that too (seen:
+    # the QDevice's vote counted while Quorate still said No); print the seconds since
+    # T0 (guest time), Quorate, total, expected, quorum and flags, or the last view with "timeout"
+    # and exit 1
+    n=$2; want=$3; t0=$4; end=$(( $(date +%s) + $5 )); wantq=${6:-}
     while :; do
       v=$(ip netns exec "$n" corosync-quorumtool -s 2>/dev/null | awk '
         /^Quorate:/ {q=$2} /^Expected votes:/ {e=$3} /^Total votes:/ {t=$3} /^Quorum:/ {m=$2} /^Flags:/ {sub(/^Flags: */, ""); f=$0}
         END {printf "%s %s %s %s %s", (q ? q : "?"), (t ? t : "?"), (e ? e : "?"), (m ? m : "?"), f}')
       now=$(date +%s.%N)
-      if [ "$(echo "$v" | cut -d' ' -f2)" = "$want" ]; then
+      if [ "$(echo "$v" | cut -d' ' -f2)" = "$want" ] && { [ -z "$wantq" ] || [ "${v%% *}" = "$wantq" ]; }; then
         awk -v a="$t0" -v b="$now" 'BEGIN {printf "%.1f ", b - a}'; echo "$v"; exit 0
       fi
       [ "$(date +%s)" -lt "$end" ] || { echo "timeout $v"; exit 1; }
       sleep 0.5
     done;;
-  *) echo "usage: corosync.sh create CLUSTER NODE,MGMT,PORT... | corosync | qdevice | qnetd | boot | wait NODE TOTAL T0 TIMEOUT" >&2; exit 2;;
+  *) echo "usage: corosync.sh create CLUSTER NODE,MGMT,PORT... | corosync | qdevice | qnetd | boot | wait NODE TOTAL T0 TIMEOUT [QUORATE]" >&2; exit 2;;
 esac
