@@ -126,8 +126,9 @@ test-go:
 # TEST_JOBS (default 2, one per core of the machines CI runs on): the targets that boot no guest run
 # that many at a time first, each job with its own installed collection (install-collection empties
 # its directory); then the ALONE_TARGETS one after another, alone on the machine. The jobs' targets
-# share nothing else that one of them writes while another reads it: the venvs, binaries, tools and
-# the Debian tree are made before they start (LANE_PREP), the tarball and the tools are replaced by
+# share nothing else that one of them writes while another reads it: the venvs, binaries, tools,
+# tarball and the Debian tree are made before they start (LANE_PREP; each target's make is then told
+# not to make them again: 5-9 s a target), the tarball and the tools are replaced by
 # a rename, and every test makes its own work directory, ports and namespaces. TEST_JOBS=1 runs
 # every target in turn, in the order listed.
 # The jobs take the targets in TEST_ORDER: the longest first, so that no long one starts last
@@ -148,7 +149,7 @@ TEST_LONGEST := test-substrate test-lifecycle test-secrets test-ansible test-upg
 TEST_ORDER = $(TEST_LONGEST) $(filter-out $(TEST_LONGEST),$(TEST_TARGETS))
 test:
 	@TEST_LANES=$(TEST_LANES) TEST_JOBS=$(TEST_JOBS) ALONE_BESIDE=$(ALONE_BESIDE) JOB_VARS='COLLECTIONS_DIR=$(ROOT)/.ansible/collections-job%N' \
-	  GUEST_TARGETS="$(GUEST_TARGETS)" ALONE_TARGETS="$(ALONE_TARGETS)" RETRY_TARGETS="$(RETRY_TARGETS)" LANE_PREP="build build-all venv venv-oldest tools" \
+	  GUEST_TARGETS="$(GUEST_TARGETS)" ALONE_TARGETS="$(ALONE_TARGETS)" RETRY_TARGETS="$(RETRY_TARGETS)" LANE_PREP="build build-all venv venv-oldest tools collection" \
 	  $(ROOT)/scripts/run-targets.sh "$(MAKE)" lint-go build $(TEST_ORDER)
 	@echo 'make test: all green'
 

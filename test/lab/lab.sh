@@ -190,7 +190,7 @@ CFG
   t=$(date +%s%N)
   # shellcheck disable=SC2086
   sshl lab /lab/topo.sh up $(for spec in $NODES; do echo "${spec%,*,*}"; done)
-  for spec in $NODES; do spec=${spec%,*,*}; sshl lab /lab/node.sh ${spec//,/ }; done
+  nodes_side_by_side install
   log "switch, perimeter, hosts and nodes up in $(ms $t) ms"
   # the cluster, as pvecm create / pvecm add leave it: corosync (knet on the management network) on
   # every node, no QDevice yet (the converge's deevnet.tenant.qdevice sets it up)
@@ -421,6 +421,29 @@ resolver_reload() {
   tar -C "$LAB_DIR/unbound.d" -cf - . | sshl lab /lab/resolver.sh reload
 }
 
+# nodes_side_by_side install|reinstall: every node of NODES installed (guest/node.sh) and booted, all
+# at once, as a rack's nodes boot: each has its own namespace, /etc, /run/network and /run/frr
+# (guest/nodeexec), and one after another they took most of a boot's 23 s under TCG. reinstall:
+# the node's processes, namespace and files removed first (its namespace anew: guest/topo.sh node).
+# Fails when any node failed.
+nodes_side_by_side() {
+  local spec s3 n rc=0 pids=()
+  for spec in $NODES; do
+    n=${spec%%,*}; s3=${spec%,*,*}
+    if [ "$1" = reinstall ]; then
+      # shellcheck disable=SC2016
+      sshl lab "for p in \$(ip netns pids $n); do kill -9 \$p; done; ip netns del $n
+        rm -rf /etc/netns/$n; /lab/topo.sh node $s3 && /lab/node.sh ${s3//,/ } >/dev/null" </dev/null &
+    else
+      sshl lab /lab/node.sh ${s3//,/ } </dev/null &
+    fi
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  [ "$rc" = 0 ] || log "a node's install or boot failed (above)"
+  return $rc
+}
+
 # wipe: the site lost, its code kept (issue 25, drill (c)): pvesim restarted empty (its template
 # only: no SDN, pool, user or VM), the DNS lab and the resolver host's Unbound started again with no
 # zone, every node installed again and booted (its files removed, then guest/node.sh: the installer's
@@ -434,14 +457,10 @@ wipe() {
   [ -f "$LAB_DIR/tunnel.pid" ] && { kill "$(cat "$LAB_DIR/tunnel.pid")" 2>/dev/null || true; }
   DNS_LAB_DIR=$LAB_DIR/dns "$ROOT/scripts/dns-lab.sh" down >/dev/null 2>&1 || true
   rm -rf "$LAB_DIR/dns" "$LAB_DIR/render" "$LAB_DIR/pvesim-token.json" "$LAB_DIR/unbound.d" "$LAB_DIR/cp"
-  for spec in $NODES; do
-    n=${spec%%,*}; s3=${spec%,*,*}
-    ssh -F "$LAB_DIR/ssh_config" -O exit "$n" 2>/dev/null || true
-    # shellcheck disable=SC2016
-    sshl lab "for p in \$(ip netns pids $n); do kill -9 \$p; done; ip netns del $n
-      for v in \$(ip netns list | sed -n 's/^vm-\([^ ]*\).*/\1/p'); do ip netns del vm-\$v; done
-      rm -rf /etc/netns/$n; /lab/topo.sh node $s3 && /lab/node.sh ${s3//,/ } >/dev/null" </dev/null
-  done
+  for spec in $NODES; do ssh -F "$LAB_DIR/ssh_config" -O exit "${spec%%,*}" 2>/dev/null || true; done
+  # shellcheck disable=SC2016
+  sshl lab "for v in \$(ip netns list | sed -n 's/^vm-\([^ ]*\).*/\1/p'); do ip netns del vm-\$v; done" </dev/null
+  nodes_side_by_side reinstall
   : > "$LAB_DIR/vms"
   # booted, as an operator finds a node before running a playbook: FRR's daemons all started (under
   # TCG they load for minutes, and a node's sshd then takes longer than ansible's 10 s to greet:

@@ -40,6 +40,12 @@ waitsfora:
 \t  echo "b, job var $(V)"; sleep 0.3; rm -f {dir}/b.running; touch {dir}/b.done
 guestalone:
 \t@if [ -f {dir}/a.done ] && [ -f {dir}/b.done ] && ! ls {dir}/*.running >/dev/null 2>&1; then echo guest alone; else echo guest beside; exit 2; fi
+prepme:
+\t@echo made >> {dir}/prep.count
+usesprep: prepme
+\t@echo uses prep
+usesprep2: prepme
+\t@echo uses prep too
 slowbad:
 \t@sleep 0.5; echo 'fatal: [localhost]: FAILED! => {{"msg": "slow"}}'; exit 2
 guestbeside:
@@ -51,12 +57,12 @@ jobwaits:
 """
 
 
-def run(tmp_path, *targets, retry='', keep_going='1', lanes='1', guests='', jobs='1', job_vars='', beside='0'):
+def run(tmp_path, *targets, retry='', keep_going='1', lanes='1', guests='', jobs='1', job_vars='', beside='0', prep=''):
     mk = tmp_path / 'fake.mk'
     mk.write_text(MAKEFILE.format(flag=tmp_path / 'flag', runner=RUNNER, mk=mk, dir=tmp_path))
     # (make test's own variables cleared: this test runs inside make test's lanes)
     env = dict(os.environ, KEEP_GOING=keep_going, RETRY_TARGETS=retry, TEST_LANES=lanes,
-               GUEST_TARGETS=guests, ALONE_TARGETS=guests, LANE_GUEST_PREP='0', LANE_PREP='', TEST_JOBS=jobs, JOB_VARS=job_vars,
+               GUEST_TARGETS=guests, ALONE_TARGETS=guests, LANE_GUEST_PREP='0', LANE_PREP=prep, TEST_JOBS=jobs, JOB_VARS=job_vars,
                ALONE_BESIDE=beside)
     p = subprocess.run(['bash', RUNNER, 'make -f %s' % mk, *targets], env=env, capture_output=True,
                        text=True, timeout=60, check=False)
@@ -197,3 +203,18 @@ def test_without_alone_beside_the_guest_target_waits(tmp_path):
     rc, out = run(tmp_path, 'guestbeside', 'jobwaits', jobs='2', guests='guestbeside')
     assert rc == 0, out
     assert not any(l.startswith('guest beside a job') for l in out.splitlines()), out
+
+
+def test_lane_prep_is_made_once_not_again_by_each_target(tmp_path):
+    """LANE_PREP is made once before the jobs; each target's make is told not to make it again."""
+    rc, out = run(tmp_path, 'usesprep', 'usesprep2', jobs='2', prep='prepme')
+    assert rc == 0, out
+    assert 'uses prep' in out.splitlines() and 'uses prep too' in out.splitlines(), out
+    assert (tmp_path / 'prep.count').read_text().splitlines() == ['made'], out
+
+
+def test_without_lane_prep_each_target_makes_its_prerequisite(tmp_path):
+    """The control: without LANE_PREP every target makes what it depends on."""
+    rc, out = run(tmp_path, 'usesprep', 'usesprep2', jobs='2')
+    assert rc == 0, out
+    assert (tmp_path / 'prep.count').read_text().splitlines() == ['made', 'made'], out
