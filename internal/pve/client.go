@@ -186,13 +186,7 @@ func (c *Client) Delete(ctx context.Context, path string, query url.Values, out 
 }
 
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body any, out any) error {
-	if !strings.HasPrefix(path, "/") {
-		path = "/" + path
-	}
-	full := path
-	if len(query) > 0 {
-		full += "?" + query.Encode()
-	}
+	full, path := requestPath(path, query)
 	payload, err := jsonBody(body)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
@@ -208,6 +202,19 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		}
 	}
 	return c.send(ctx, method, full, path, payload, out)
+}
+
+// requestPath is path with its leading slash, and with its query: the request's URL, relative to
+// the API root, and the read cache's key.
+func requestPath(path string, query url.Values) (full, clean string) {
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	full = path
+	if len(query) > 0 {
+		full += "?" + query.Encode()
+	}
+	return full, path
 }
 
 // send makes the request, repeating it while retryable says so.

@@ -16,10 +16,13 @@ type Getter interface {
 	Get(ctx context.Context, path string, query url.Values, out any) error
 }
 
+// NodesRead is NodeStatus's GET, for Prefetch.
+func NodesRead() Read { return Read{Path: "/nodes"} }
+
 // NodeStatus reads every cluster node's status from GET /nodes: online, offline or unknown.
 func NodeStatus(ctx context.Context, g Getter) (map[string]string, error) {
 	var nodes []map[string]any
-	if err := g.Get(ctx, "/nodes", nil, &nodes); err != nil {
+	if err := g.Get(ctx, NodesRead().Path, nil, &nodes); err != nil {
 		return nil, fmt.Errorf("reading the cluster nodes: %w", err)
 	}
 	out := map[string]string{}

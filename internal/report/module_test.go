@@ -25,7 +25,7 @@ const node = "dv02hyp002p02"
 // lab is an in-process pvesim converged by the collection's own modules (fabric, tdemo's VRF,
 // one apply, its VM) and a DNS server answering tdemo-1's A and PTR records.
 type lab struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *pvesim.Server
 	root     *pve.Client
 	dnsAddr  *net.UDPAddr
@@ -44,13 +44,13 @@ func (l *lab) setDNS(key, rdata string) {
 	l.dnsNames[key] = rdata
 }
 
-func newLab(t *testing.T) *lab {
+func newLab(t testing.TB) *lab {
 	t.Helper()
 	return newLabWith(t, pvesim.DefaultConfig(), map[string]any{"count": 1})
 }
 
 // newLabWith is newLab on cfg, tdemo's VMs made with vmArgs (count, placement, site).
-func newLabWith(t *testing.T, cfg pvesim.Config, vmArgs map[string]any) *lab {
+func newLabWith(t testing.TB, cfg pvesim.Config, vmArgs map[string]any) *lab {
 	t.Helper()
 	srv, root := pvesimtest.Start(t, cfg)
 	l := &lab{t: t, srv: srv, root: root, dnsNames: map[string]string{

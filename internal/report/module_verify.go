@@ -87,6 +87,14 @@ func verify(m *module.Module, o *VerifyOptions) (module.Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(m.Context(), time.Duration(o.Timeout)*time.Second*4)
 	defer cancel()
+	if c != nil {
+		// the run's first reads, side by side: awayNodes' /nodes and PVEChecks' VM list
+		first := []pve.Read{vmListRead()}
+		if len(o.Maintenance) > 0 {
+			first = append(first, pve.NodesRead())
+		}
+		c.Prefetch(ctx, first...)
+	}
 	now := time.Now().UTC().Format("2006-01-02T15:04:05Z")
 	away, err := awayNodes(ctx, c, o.Maintenance)
 	if err != nil {

@@ -94,7 +94,8 @@ func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, 
 	var rows []row
 	var out []Check
 	var members []row // the tenant's pool's guests, the template aside
-	listed := c.Get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &rows) == nil
+	vms := vmListRead()
+	listed := c.Get(ctx, vms.Path, vms.Query, &rows) == nil
 	if listed {
 		first, last := plan.VMIDRange(t.Index)
 		for _, x := range rows {
@@ -111,18 +112,22 @@ func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, 
 			}
 		}
 	}
+	nodeOf := func(vmid int) string {
+		if node, ok := nodes[vmid]; ok {
+			return node
+		}
+		return fallbackNode
+	}
+	c.Prefetch(ctx, checkReads(t, nodeOf, away, env != nil && listed, members)...)
 	configs := map[int]row{}
 	for _, vm := range t.VMs {
-		node, ok := nodes[vm.VMID]
-		if !ok {
-			node = fallbackNode
-		}
+		node := nodeOf(vm.VMID)
 		target := fmt.Sprintf("%s (%d)", vm.Name, vm.VMID)
 		if slices.Contains(away, node) {
 			out = append(out, Check{Name: CheckLeft, Target: target, Time: now, OK: true, Detail: LeftDetail(node)})
 			continue
 		}
-		base := fmt.Sprintf("/nodes/%s/qemu/%d/", url.PathEscape(node), vm.VMID)
+		base := vmPath(node, vm.VMID)
 		conf := Check{Name: CheckConfig, Target: target, Time: now}
 		var cfg row
 		if err := c.Get(ctx, base+"config", nil, &cfg); err != nil {
@@ -154,6 +159,38 @@ func PVEChecks(ctx context.Context, c *pve.Client, t plan.Tenant, fallbackNode, 
 	return out
 }
 
+// vmListRead is PVEChecks' read of the cluster's VMs.
+func vmListRead() pve.Read {
+	return pve.Read{Path: "/cluster/resources", Query: url.Values{"type": {"vm"}}}
+}
+
+func vmPath(node string, vmid int) string {
+	return fmt.Sprintf("/nodes/%s/qemu/%d/", url.PathEscape(node), vmid)
+}
+
+// checkReads are the GETs PVEChecks makes after the VM list, in its order: each planned VM's
+// config and status (unless away), then, with envelope, the config of each pool member on no
+// away node that is not a planned VM.
+func checkReads(t plan.Tenant, nodeOf func(int) string, away []string, withEnvelope bool, members []row) []pve.Read {
+	var out []pve.Read
+	planned := map[int]bool{}
+	for _, vm := range t.VMs {
+		planned[vm.VMID] = true
+		if node := nodeOf(vm.VMID); !slices.Contains(away, node) {
+			base := vmPath(node, vm.VMID)
+			out = append(out, pve.Read{Path: base + "config"}, pve.Read{Path: base + "status/current"})
+		}
+	}
+	if withEnvelope {
+		for _, x := range members {
+			if id, node := atoi(x["vmid"]), str(x["node"]); !planned[id] && !slices.Contains(away, node) {
+				out = append(out, pve.Read{Path: vmPath(node, id) + "config"})
+			}
+		}
+	}
+	return out
+}
+
 // envelopeCheck adds up what the pool's guests take, from each one's configuration (a planned VM's
 // read already is not read again) and its state in /cluster/resources, and fails when what runs
 // or what is allocated goes over env. A guest on a node away in maintenance cannot be read (595):
@@ -175,7 +212,7 @@ func envelopeCheck(ctx context.Context, c *pve.Client, t plan.Tenant, env envelo
 		}
 		cfg, ok := configs[id]
 		if !ok {
-			if err := c.Get(ctx, fmt.Sprintf("/nodes/%s/qemu/%d/config", url.PathEscape(node), id), nil, &cfg); err != nil {
+			if err := c.Get(ctx, vmPath(node, id)+"config", nil, &cfg); err != nil {
 				check.Detail = fmt.Sprintf("VM %d's configuration: %s", id, answered(err))
 				return check
 			}

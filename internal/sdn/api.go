@@ -56,6 +56,18 @@ func (a API) waitLock(ctx context.Context, try func() error) error {
 // pendingView asks PVE for the staged (pending) state; a new map each time, as url.Values is mutable.
 func pendingView() url.Values { return url.Values{"pending": {"1"}} }
 
+// The lists' paths; listRead is a list's GET, for pve.Client.Prefetch.
+const (
+	zonesPath       = "/cluster/sdn/zones"
+	vnetsPath       = "/cluster/sdn/vnets"
+	controllersPath = "/cluster/sdn/controllers"
+	fabricsPath     = "/cluster/sdn/fabrics/all"
+)
+
+func subnetsPath(vnet string) string { return vnetsPath + "/" + url.PathEscape(vnet) + "/subnets" }
+
+func listRead(path string) pve.Read { return pve.Read{Path: path, Query: pendingView()} }
+
 func (a API) list(ctx context.Context, k Kind, parent, path string) ([]Observed, error) {
 	var rows []map[string]any
 	if err := a.C.Get(ctx, path, pendingView(), &rows); err != nil {
@@ -66,23 +78,23 @@ func (a API) list(ctx context.Context, k Kind, parent, path string) ([]Observed,
 
 // Zones reads the pending view of every zone.
 func (a API) Zones(ctx context.Context) ([]Observed, error) {
-	return a.list(ctx, KindZone, "", "/cluster/sdn/zones")
+	return a.list(ctx, KindZone, "", zonesPath)
 }
 
 // VNets reads the pending view of every vnet.
 func (a API) VNets(ctx context.Context) ([]Observed, error) {
-	return a.list(ctx, KindVNet, "", "/cluster/sdn/vnets")
+	return a.list(ctx, KindVNet, "", vnetsPath)
 }
 
 // Subnets reads the pending view of one vnet's subnets. PVE has no cluster-wide subnet list,
 // and a vnet that is deleted but not applied answers 500, so callers ask only for live vnets.
 func (a API) Subnets(ctx context.Context, vnet string) ([]Observed, error) {
-	return a.list(ctx, KindSubnet, vnet, "/cluster/sdn/vnets/"+url.PathEscape(vnet)+"/subnets")
+	return a.list(ctx, KindSubnet, vnet, subnetsPath(vnet))
 }
 
 // Controllers reads the pending view of every controller.
 func (a API) Controllers(ctx context.Context) ([]Observed, error) {
-	return a.list(ctx, KindController, "", "/cluster/sdn/controllers")
+	return a.list(ctx, KindController, "", controllersPath)
 }
 
 // Fabrics reads the pending view of every fabric and fabric node in one request.
@@ -91,7 +103,7 @@ func (a API) Fabrics(ctx context.Context) (fabrics, nodes []Observed, err error)
 		Fabrics []map[string]any `json:"fabrics"`
 		Nodes   []map[string]any `json:"nodes"`
 	}
-	if err := a.C.Get(ctx, "/cluster/sdn/fabrics/all", pendingView(), &all); err != nil {
+	if err := a.C.Get(ctx, fabricsPath, pendingView(), &all); err != nil {
 		return nil, nil, fmt.Errorf("reading fabrics: %w", err)
 	}
 	if fabrics, err = ParseView(KindFabric, "", all.Fabrics); err != nil {

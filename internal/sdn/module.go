@@ -79,13 +79,15 @@ func open(m *module.Module, conn pve.Connection, t Timing) (context.Context, con
 }
 
 // stage runs the flow shared by the staging modules: open, plan the work, converge it. The
-// result names the converged object (key: id).
-func stage(m *module.Module, o *Staging, key string, id any, planWork func(context.Context, API) (Work, error)) (module.Result, error) {
+// result names the converged object (key: id). first are the GETs planWork is sure to make
+// before any other: they are sent side by side with /nodes.
+func stage(m *module.Module, o *Staging, key string, id any, first []pve.Read, planWork func(context.Context, API) (Work, error)) (module.Result, error) {
 	ctx, cancel, api, err := open(m, o.Connection, o.Timing)
 	if err != nil {
 		return module.Result{}, err
 	}
 	defer cancel()
+	api.C.Prefetch(ctx, append([]pve.Read{pve.NodesRead()}, first...)...)
 	// before anything is written: a node the apply cannot reach fails the run unless it is in
 	// maintenance (nodes.go)
 	api.Maintenance = o.Maintenance

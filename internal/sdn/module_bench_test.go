@@ -36,3 +36,29 @@ func BenchmarkConverge10Tenants(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkVRFNoOp is one tenant_vrf no-op run (four VNets) at 20 ms of API latency, the
+// playbook's case: its wall time is the GETs' round trips. apply=true also reads each node's
+// zone status. go test ./internal/sdn -run '^$' -bench VRFNoOp -benchtime 20x
+func BenchmarkVRFNoOp(b *testing.B) {
+	for _, apply := range []bool{false, true} {
+		b.Run(fmt.Sprintf("apply=%t", apply), func(b *testing.B) {
+			e := newEnv(b)
+			setup(b, e)
+			args := map[string]any{"name": "tdemo", "index": 1, "vnet_count": 4, "apply": true}
+			must(b, e.vrf(args, false), true)
+			args["apply"] = apply
+			e.srv.SetLatency(20 * time.Millisecond)
+			e.srv.ResetStats()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if r := e.vrf(args, false); r.failed() || r.changed() {
+					b.Fatal(r.res)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(e.requests())/float64(b.N), "requests/op")
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+		})
+	}
+}

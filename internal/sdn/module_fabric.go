@@ -9,6 +9,7 @@ import (
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
+	"github.com/deevnet/tenant/internal/pve"
 )
 
 // FabricOptions are pve_sdn_fabric's options (fabricSpec declares their rules).
@@ -117,7 +118,12 @@ func fabric(m *module.Module, o *FabricOptions) (module.Result, error) {
 		return module.Result{}, err
 	}
 	present := o.State == "present"
-	return stage(m, &o.Staging, "fabric", spec.ID, func(ctx context.Context, api API) (Work, error) {
+	// what PlanFabric reads first
+	first := []pve.Read{listRead(fabricsPath)}
+	if spec.Controller != "" {
+		first = append(first, listRead(controllersPath))
+	}
+	return stage(m, &o.Staging, "fabric", spec.ID, first, func(ctx context.Context, api API) (Work, error) {
 		if present {
 			if err := checkNodes(ctx, api, spec.Nodes); err != nil {
 				return Work{}, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
+	"github.com/deevnet/tenant/internal/pve"
 )
 
 // VRFOptions are tenant_vrf's options (vrfSpec declares their rules).
@@ -138,6 +139,9 @@ func vnetsOf(list []VNetOption) ([]VNetSpec, error) {
 	return out, nil
 }
 
+// vrfReads are the lists PlanVRF reads first.
+func vrfReads() []pve.Read { return []pve.Read{listRead(zonesPath), listRead(vnetsPath)} }
+
 // vrf is tenant_vrf's handler.
 func vrf(m *module.Module, o *VRFOptions) (module.Result, error) {
 	if o.Tenants != nil {
@@ -147,7 +151,7 @@ func vrf(m *module.Module, o *VRFOptions) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
-	return stage(m, &o.Staging, "zone", spec.Zone, func(ctx context.Context, api API) (Work, error) {
+	return stage(m, &o.Staging, "zone", spec.Zone, vrfReads(), func(ctx context.Context, api API) (Work, error) {
 		return PlanVRF(ctx, api, spec, o.State == "present")
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
+	"github.com/deevnet/tenant/internal/pve"
 )
 
 // tenant_vrf's tenants option: many tenants' VRFs in one run. One module run reads the zones,
@@ -62,10 +63,20 @@ func vrfMany(m *module.Module, o *VRFOptions) (module.Result, error) {
 	for i, s := range specs {
 		zones[i] = s.Zone
 	}
-	return stage(m, &o.Staging, "zones", zones, func(ctx context.Context, api API) (Work, error) {
+	var first []pve.Read
+	if len(specs) > 0 {
+		first = vrfReads()
+	}
+	return stage(m, &o.Staging, "zones", zones, first, func(ctx context.Context, api API) (Work, error) {
 		works := make([]Work, 0, len(specs))
 		for i, s := range specs {
-			w, err := PlanVRF(ctx, api, s, o.State == "present")
+			// The first tenant's plan prefetches every tenant's subnets: they are read from
+			// the same VNet list.
+			var later []VRFSpec
+			if i == 0 {
+				later = specs[1:]
+			}
+			w, err := planVRF(ctx, api, s, o.State == "present", later)
 			if err != nil {
 				return Work{}, fmt.Errorf("tenants[%d] (%s): %w", i, s.Tenant, err)
 			}

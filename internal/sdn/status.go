@@ -40,6 +40,13 @@ func (a API) NodeZones(ctx context.Context) ([]ZoneStatus, error) {
 		return nil, err
 	}
 	var out []ZoneStatus
+	var reads []pve.Read
+	for _, name := range pve.SortedNodes(status) {
+		if status[name] == "online" {
+			reads = append(reads, pve.Read{Path: nodeZonesPath(name)})
+		}
+	}
+	a.C.Prefetch(ctx, reads...)
 	for _, name := range pve.SortedNodes(status) {
 		if status[name] != "online" {
 			if !slices.Contains(a.Maintenance, name) {
@@ -48,7 +55,7 @@ func (a API) NodeZones(ctx context.Context) ([]ZoneStatus, error) {
 			continue
 		}
 		var zones []map[string]any
-		if err := a.C.Get(ctx, "/nodes/"+url.PathEscape(name)+"/sdn/zones", nil, &zones); err != nil {
+		if err := a.C.Get(ctx, nodeZonesPath(name), nil, &zones); err != nil {
 			return nil, fmt.Errorf("reading the SDN status of node %s: %w", name, err)
 		}
 		for _, z := range zones {
@@ -59,6 +66,8 @@ func (a API) NodeZones(ctx context.Context) ([]ZoneStatus, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out, nil
 }
+
+func nodeZonesPath(node string) string { return "/nodes/" + url.PathEscape(node) + "/sdn/zones" }
 
 // Unsettled returns the zones whose status on some node is not available,
 // after giving pending ones up to a.Settle to finish their reload. A node in

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+
+	"github.com/deevnet/tenant/internal/pve"
 )
 
 // Work is what a module converges: objects to have, objects to remove, and the views it read.
@@ -32,6 +34,12 @@ func (w Work) Managed() map[string]bool {
 // PVE 9.1): a zone whose VNets carry another mark is never touched. present=false removes
 // subnets, VNets and the zone.
 func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, error) {
+	return planVRF(ctx, api, spec, present, nil)
+}
+
+// planVRF is PlanVRF; it also prefetches the subnets the plans of later, the tenants planned
+// next from the same lists, will read.
+func planVRF(ctx context.Context, api API, spec VRFSpec, present bool, later []VRFSpec) (Work, error) {
 	w := Work{Views: map[Kind][]Observed{}}
 	zones, err := api.Zones(ctx)
 	if err != nil {
@@ -70,6 +78,7 @@ func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, er
 			}
 		}
 	}
+	api.C.Prefetch(ctx, subnetReads(vnets, append([]VRFSpec{spec}, later...))...)
 	var subnets []Observed
 	for _, v := range ours {
 		s, err := api.Subnets(ctx, v.ID)
@@ -109,6 +118,20 @@ func PlanVRF(ctx context.Context, api API, spec VRFSpec, present bool) (Work, er
 		w.Remove = append(w.Remove, Object{Kind: KindZone, ID: spec.Zone})
 	}
 	return w, nil
+}
+
+// subnetReads are the subnet lists of the live VNets of the specs' zones: what PlanVRF reads for
+// each (zoneVNets' ours), in that order.
+func subnetReads(vnets []Observed, specs []VRFSpec) []pve.Read {
+	var out []pve.Read
+	for _, s := range specs {
+		for _, v := range vnets {
+			if v.Exists() && v.Props["zone"] == s.Zone {
+				out = append(out, listRead(subnetsPath(v.ID)))
+			}
+		}
+	}
+	return out
 }
 
 // zoneVNets are the zone's live VNets (CheckZoneOwner made sure every one is ours) and those

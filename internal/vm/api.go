@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/deevnet/tenant/internal/jsonval"
+	"github.com/deevnet/tenant/internal/pve"
 )
 
 // API is the part of the shared PVE client (internal/pve.Client) this package uses.
@@ -37,10 +38,13 @@ type Inventory struct {
 	Nodes    map[string]bool
 }
 
+// inventoryRead is ReadInventory's GET, for pve.Client.Prefetch.
+func inventoryRead() pve.Read { return pve.Read{Path: "/cluster/resources"} }
+
 // ReadInventory reads /cluster/resources once; one request serves every VM of the run.
 func ReadInventory(ctx context.Context, api API) (*Inventory, error) {
 	var rows []map[string]any
-	if err := api.Get(ctx, "/cluster/resources", nil, &rows); err != nil {
+	if err := api.Get(ctx, inventoryRead().Path, nil, &rows); err != nil {
 		return nil, fmt.Errorf("reading /cluster/resources: %w", err)
 	}
 	inv := &Inventory{VMs: map[int]Observed{}, Storages: map[string]map[string]string{}, Nodes: map[string]bool{}}

@@ -345,6 +345,8 @@ func handle(m *module.Module, o *ModuleOptions) (module.Result, error) {
 	if err != nil {
 		return module.Result{}, err
 	}
+	// The run's first two reads, side by side: /nodes, then Converge's inventory.
+	api.Prefetch(m.Context(), pve.NodesRead(), inventoryRead())
 	// before anything else is read: which nodes are offline, and is every maintenance entry one
 	status, err := pve.NodeStatus(m.Context(), api)
 	if err != nil {
