@@ -182,6 +182,14 @@ func (c *Client) Prefetch(ctx context.Context, reads ...Read) {
 	wg.Wait()
 }
 
+// ForgetReads empties the read cache, so the next GET of anything goes to the server: for a
+// caller that polls for a change no write of its own makes (a node's reload settling).
+func (c *Client) ForgetReads() {
+	if c != nil && c.cache != nil {
+		c.cache.invalidate()
+	}
+}
+
 // CacheHits returns how many GETs the read cache answered (0 without CacheReads).
 func (c *Client) CacheHits() int {
 	if c.cache == nil {

@@ -98,5 +98,7 @@ func (a API) Unsettled(ctx context.Context) ([]ZoneStatus, error) {
 		if !pve.Sleep(ctx, 250*time.Millisecond) {
 			return bad, nil
 		}
+		// the run's read cache would answer the same "pending" until the deadline
+		a.C.ForgetReads()
 	}
 }
