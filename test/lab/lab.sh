@@ -703,7 +703,7 @@ check_l2vni() {
 # other (from inside the VM, ARP flushed first): routed by the VNet's anycast gateway into the
 # tenant's VRF, across the fabric in the VRF's VXLAN (L3VNI, symmetric IRB: EVPN type-2 MAC+IP).
 check_l3vni() {
-  local fail=0 a na ba ipa b nb bb ipb lo route spec
+  local fail=0 a na ba ipa b nb bb ipb lo spec pairs="" pending routes="" raw="" script="" out waited=0 n
   [ -s "$LAB_DIR/vms" ] || return 0
   while read -r _ a na ba _ ipa _; do
     while read -r _ b nb bb _ ipb _; do
@@ -712,21 +712,40 @@ check_l3vni() {
       # the other VNet and bridge there (asymmetric); the VRF's route to the VM must be EVPN's host
       # route through the other VTEP on the L3VNI's bridge
       lo=$(for spec in $NODES; do [ "${spec%%,*}" = "$nb" ] && echo "$spec" | cut -d, -f4; done)
-      # EVPN's host route comes from the other node's type-2 MAC/IP route, sent once that node has
-      # learnt the VM's address (its ARP, e.g. from check_tenants' gateway ping): up to 30 s for it
-      # (seen under load: the route still the connected one when asked at once)
-      local waited=0
-      while :; do
-        route=$(sshl "$na" "ip route get ${ipb%/*} vrf vrf_${ba%v*}" 2>&1 </dev/null | head -1)
-        [[ $route == *"via $lo dev vrfbr_${ba%v*} "* ]] || [ "$waited" -ge 30 ] && break
-        sleep 2; waited=$((waited + 2))
-      done
-      if [[ $route == *"via $lo dev vrfbr_${ba%v*} "* ]] &&
-          sshl lab "ip netns exec vm-$a ip neigh flush dev eth0; ip netns exec vm-$a ping -c3 -W3 ${ipb%/*}" >/dev/null 2>&1 </dev/null; then
-        echo "ok   $a ($ba on $na) -> $b ${ipb%/*} ($bb on $nb) through vrf_${ba%v*} (L3VNI: via $lo dev vrfbr_${ba%v*})"
-      else echo "FAIL $a ($ba on $na) -> $b ${ipb%/*} ($bb on $nb) through vrf_${ba%v*} (L3VNI); $na routes it: $route"; fail=1; fi
+      pairs="$pairs$a $na $ba $b ${ipb%/*} $nb $bb $lo"$'\n'
     done < "$LAB_DIR/vms"
   done < "$LAB_DIR/vms"
+  [ -n "$pairs" ] || return 0
+  pairs=${pairs%$'\n'}
+  # EVPN's host route comes from the other node's type-2 MAC/IP route, sent once that node has
+  # learnt the VM's address (its ARP, e.g. from check_tenants' gateway ping): up to 30 s for it
+  # (seen under load: the route still the connected one when asked at once). Each round asks every
+  # node once for the routes of its pairs still waiting, the nodes side by side.
+  while :; do
+    pending=""
+    while read -r a na ba b ipb nb bb lo; do
+      grep -qxF "$a $b via $lo dev vrfbr_${ba%v*}" <<< "$routes" || pending="$pending$a $na $ba $b $ipb"$'\n'
+    done <<< "$pairs"
+    [ -n "$pending" ] && [ "$waited" -lt 30 ] || break
+    [ "$waited" = 0 ] || sleep 2
+    # "A B <A's node's route to B>" for each pair waiting
+    raw=$(for n in $(echo "$pending" | awk 'NF {print $2}' | sort -u); do
+      echo "$pending" | awk -v n="$n" '$2 == n {printf "echo \"%s %s $(ip route get %s vrf vrf_%s 2>&1 | head -1)\"\n", $1, $4, $5, substr($3, 1, index($3, "v") - 1)}' \
+        | sshl "$n" sh 2>/dev/null &
+    done; wait)
+    # kept as "A B via LO dev vrfbr_ZONE" once it is EVPN's
+    routes="$routes"$'\n'$(echo "$raw" | sed -n 's/^\([^ ]*\) \([^ ]*\) .* \(via [^ ]* dev vrfbr_[^ ]*\) .*$/\1 \2 \3/p')
+    waited=$((waited + 2))
+  done
+  while read -r a na ba b ipb nb bb lo; do
+    script="$script (ip netns exec vm-$a ip neigh flush dev eth0; if ip netns exec vm-$a ping -c3 -W3 $ipb >/dev/null 2>&1; then echo 'ok $a $b'; else echo 'fail $a $b'; fi) &"
+  done <<< "$pairs"
+  out=$(sshl lab "$script wait" 2>/dev/null </dev/null)
+  while read -r a na ba b ipb nb bb lo; do
+    if grep -qxF "$a $b via $lo dev vrfbr_${ba%v*}" <<< "$routes" && grep -qxF "ok $a $b" <<< "$out"; then
+      echo "ok   $a ($ba on $na) -> $b $ipb ($bb on $nb) through vrf_${ba%v*} (L3VNI: via $lo dev vrfbr_${ba%v*})"
+    else echo "FAIL $a ($ba on $na) -> $b $ipb ($bb on $nb) through vrf_${ba%v*} (L3VNI); $na routes it: $(grep "^$a $b " <<< "$raw" | cut -d' ' -f3- || echo 'through the L3VNI'), ping: $(grep -o "^[a-z]* $a $b\$" <<< "$out" | cut -d' ' -f1 || echo 'did not run')"; fail=1; fi
+  done <<< "$pairs"
   return $fail
 }
 
