@@ -96,6 +96,19 @@ func get(t *testing.T, c *Client, path string, q url.Values) answer {
 }
 
 // waitFor polls cond for up to 5 s.
+// prefetching starts a Prefetch of path and returns once its GET has reached the server; the
+// channel is closed when the Prefetch returns.
+func prefetching(t *testing.T, c *Client, rec *recorder, path string) <-chan struct{} {
+	t.Helper()
+	pf := make(chan struct{})
+	go func() {
+		c.Prefetch(context.Background(), Read{Path: path})
+		close(pf)
+	}()
+	waitFor(t, "the prefetch of "+path, func() bool { return rec.count("GET "+path) == 1 })
+	return pf
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); !cond(); {
@@ -190,12 +203,7 @@ func TestPrefetchSendsNoDuplicate(t *testing.T) {
 			<-release
 		}
 	})
-	pf := make(chan struct{})
-	go func() {
-		c.Prefetch(context.Background(), Read{Path: "/slow2"})
-		close(pf)
-	}()
-	waitFor(t, "the prefetch of /slow2", func() bool { return rec.count("GET /slow2") == 1 })
+	pf := prefetching(t, c, rec, "/slow2")
 	joined := make(chan answer)
 	go func() {
 		var a answer
@@ -256,12 +264,7 @@ func TestPrefetchAnswerAfterWriteIsNotStored(t *testing.T) {
 			<-release
 		}
 	})
-	pf := make(chan struct{})
-	go func() {
-		c.Prefetch(context.Background(), Read{Path: "/x"})
-		close(pf)
-	}()
-	waitFor(t, "the prefetch of /x", func() bool { return rec.count("GET /x") == 1 })
+	pf := prefetching(t, c, rec, "/x")
 	if err := c.Post(context.Background(), "/w", nil, nil); err != nil {
 		t.Fatal(err)
 	}

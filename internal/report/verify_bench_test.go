@@ -6,6 +6,7 @@ import (
 
 	"github.com/deevnet/tenant/internal/module/moduletest"
 	"github.com/deevnet/tenant/internal/pvesim"
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 	"github.com/deevnet/tenant/internal/report"
 )
 
@@ -25,10 +26,5 @@ func BenchmarkVerifyNoOp(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	n := 0
-	for _, c := range l.srv.Stats().Requests {
-		n += c
-	}
-	b.ReportMetric(float64(n)/float64(b.N), "requests/op")
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	pvesimtest.ReportPerOp(b, l.srv)
 }

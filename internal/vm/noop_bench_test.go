@@ -3,6 +3,8 @@ package vm_test
 import (
 	"testing"
 	"time"
+
+	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 )
 
 // BenchmarkNoOp is one tenant_vm no-op run (three VMs) at 20 ms of API latency, the playbook's
@@ -23,10 +25,5 @@ func BenchmarkNoOp(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	n := 0
-	for _, c := range e.srv.Stats().Requests {
-		n += c
-	}
-	b.ReportMetric(float64(n)/float64(b.N), "requests/op")
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	pvesimtest.ReportPerOp(b, e.srv)
 }

@@ -29,6 +29,18 @@ func Start(t testing.TB, cfg pvesim.Config) (*pvesim.Server, *pve.Client) {
 	return srv, root
 }
 
+// ReportPerOp reports a benchmark's requests to srv and milliseconds, each per op: call it after
+// b.StopTimer, with srv's stats reset before b.ResetTimer.
+func ReportPerOp(b *testing.B, srv *pvesim.Server) {
+	b.Helper()
+	n := 0
+	for _, c := range srv.Stats().Requests {
+		n += c
+	}
+	b.ReportMetric(float64(n)/float64(b.N), "requests/op")
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+}
+
 // BadConnection is connection options that must fail, and the option the message must name.
 type BadConnection struct {
 	Name  string
