@@ -724,13 +724,13 @@ check_l3vni() {
   while :; do
     pending=""
     while read -r a na ba b ipb nb bb lo; do
-      grep -qxF "$a $b via $lo dev vrfbr_${ba%v*}" <<< "$routes" || pending="$pending$a $na $ba $b $ipb"$'\n'
+      grep -qxF "$a $b via $lo dev vrfbr_${ba%v*}" <<< "$routes" || pending="$pending$a $na ${ba%v*} $b $ipb"$'\n'
     done <<< "$pairs"
     [ -n "$pending" ] && [ "$waited" -lt 30 ] || break
     [ "$waited" = 0 ] || sleep 2
     # "A B <A's node's route to B>" for each pair waiting
     raw=$(for n in $(echo "$pending" | awk 'NF {print $2}' | sort -u); do
-      echo "$pending" | awk -v n="$n" '$2 == n {printf "echo \"%s %s $(ip route get %s vrf vrf_%s 2>&1 | head -1)\"\n", $1, $4, $5, substr($3, 1, index($3, "v") - 1)}' \
+      echo "$pending" | awk -v n="$n" '$2 == n {printf "echo \"%s %s $(ip route get %s vrf vrf_%s 2>&1 | head -1)\"\n", $1, $4, $5, $3}' \
         | sshl "$n" sh 2>/dev/null &
     done; wait)
     # kept as "A B via LO dev vrfbr_ZONE" once it is EVPN's
@@ -741,10 +741,16 @@ check_l3vni() {
     script="$script (ip netns exec vm-$a ip neigh flush dev eth0; if ip netns exec vm-$a ping -c3 -W3 $ipb >/dev/null 2>&1; then echo 'ok $a $b'; else echo 'fail $a $b'; fi) &"
   done <<< "$pairs"
   out=$(sshl lab "$script wait" 2>/dev/null </dev/null)
+  local route ping
   while read -r a na ba b ipb nb bb lo; do
     if grep -qxF "$a $b via $lo dev vrfbr_${ba%v*}" <<< "$routes" && grep -qxF "ok $a $b" <<< "$out"; then
       echo "ok   $a ($ba on $na) -> $b $ipb ($bb on $nb) through vrf_${ba%v*} (L3VNI: via $lo dev vrfbr_${ba%v*})"
-    else echo "FAIL $a ($ba on $na) -> $b $ipb ($bb on $nb) through vrf_${ba%v*} (L3VNI); $na routes it: $(grep "^$a $b " <<< "$raw" | cut -d' ' -f3- || echo 'through the L3VNI'), ping: $(grep -o "^[a-z]* $a $b\$" <<< "$out" | cut -d' ' -f1 || echo 'did not run')"; fail=1; fi
+    else
+      # the last route read for the pair (none when it was EVPN's in an earlier round), the ping's verdict
+      route=$(awk -v a="$a" -v b="$b" '$1 == a && $2 == b {$1 = $2 = ""; sub(/^  /, ""); print}' <<< "$raw")
+      ping=$(awk -v a="$a" -v b="$b" '$2 == a && $3 == b {print $1}' <<< "$out")
+      echo "FAIL $a ($ba on $na) -> $b $ipb ($bb on $nb) through vrf_${ba%v*} (L3VNI); $na routes it: ${route:-through the L3VNI}, ping: ${ping:-did not run}"; fail=1
+    fi
   done <<< "$pairs"
   return $fail
 }
