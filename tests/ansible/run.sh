@@ -90,7 +90,7 @@ case "$(uname -sm)" in
   "Darwin x86_64") plat=darwin_amd64;; "Darwin arm64") plat=darwin_arm64;; *) plat=unknown;;
 esac
 : >"$work/uname.log"
-if DVT_UNAME_LOG=$work/uname.log "$venv/bin/ansible-playbook" -i "$here/inventory.yml" -e expected_platform=$plat \
+if DVT_UNAME_LOG=$work/uname.log DVT_REMOTE_TMP=$work/remote_tmp "$venv/bin/ansible-playbook" -i "$here/inventory.yml" -e expected_platform=$plat \
      "$here/playbooks/action_plugin.yml" >"$work/action.log" 2>&1; then ok "playbooks/action_plugin.yml"
 else tail -40 "$work/action.log"; ko "playbooks/action_plugin.yml"; fi
 if [ "$(sort "$work/uname.log" | tr '\n' ' ')" = "dvt-a dvt-b " ]; then ok "uname -sm ran once per remote host for 4 module tasks each"

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from unittest import mock
 
 import pytest
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleError
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 
@@ -249,3 +250,72 @@ def test_missing_binary_lists_the_packed_platforms(tmp_path):
     action = _action(tmp_path, uname='Darwin arm64', built=(), packed={'tenant_modules_linux_arm64.xz': _xz(b'x')})
     with pytest.raises(AnsibleActionFail, match='built for: linux_arm64[.]'):
         action.run(task_vars={})
+
+
+def _local_action(tmp_path, become=None, async_val=0, transport='local'):
+    """An action whose module would run on this machine (the local connection), with a real sh shell
+    plugin and remote_tmp under tmp_path; its _remove_tmp_path is the plugin's own."""
+    from ansible.plugins.shell.sh import ShellModule
+    action = _action(tmp_path / 'collection', transport=transport)
+    del action._remove_tmp_path
+    action._connection.become = become
+    action._connection._shell = ShellModule()
+    action._task.async_val = async_val
+    base = tmp_path / 'remote_tmp'
+    action.get_shell_option = lambda option, default=None: str(base) if option == 'remote_tmp' else default
+    return action, base
+
+
+def test_local_module_run_makes_and_removes_its_temporary_directory_without_a_shell(tmp_path):
+    action, base = _local_action(tmp_path)
+    path = action._make_tmp_path()
+    # Ansible's shape: a new ansible-tmp-* directory in remote_tmp, both mode 0700, with the trailing separator
+    assert path.endswith(os.sep) and os.path.dirname(path.rstrip(os.sep)) == str(base)
+    assert os.path.basename(path.rstrip(os.sep)).startswith('ansible-tmp-')
+    assert action._connection._shell.tmpdir == path
+    assert os.stat(base).st_mode & 0o777 == 0o700
+    assert os.stat(path).st_mode & 0o777 == 0o700
+    module = os.path.join(path, 'AnsiballZ_tenant_modules_linux_amd64')
+    with open(module, 'wb') as f:
+        f.write(b'\x7fELF')
+    os.chmod(module, 0o600)
+    assert action._fixup_perms2([path, module]) == [path, module]
+    assert os.stat(module).st_mode & 0o777 == 0o700
+    action._remove_tmp_path(action._connection._shell.tmpdir)
+    assert not os.path.exists(path) and action._connection._shell.tmpdir is None
+    # none of it went through a shell command (four of them on Ansible's generic path)
+    action._low_level_execute_command.assert_not_called()
+
+
+def test_local_module_run_keeps_its_files_when_asked(tmp_path):
+    action, _ = _local_action(tmp_path)
+    path = action._make_tmp_path()
+    with mock.patch('ansible.plugins.action.C.DEFAULT_KEEP_REMOTE_FILES', True):
+        action._remove_tmp_path(path)
+    assert os.path.isdir(path) and action._connection._shell.tmpdir == path
+    action._remove_tmp_path(path, force=True)
+    assert not os.path.exists(path)
+
+
+def test_local_temporary_directory_failure_names_the_path_and_the_setting(tmp_path):
+    action, base = _local_action(tmp_path)
+    base.write_text('a file where the directory should be')
+    with pytest.raises(AnsibleError, match=r'Failed to create temporary directory %s/ansible-tmp-[^:]*: %s: File exists \(set remote_tmp'
+                       % (re.escape(str(base)), re.escape(str(base)))):
+        action._make_tmp_path()
+
+
+@pytest.mark.parametrize('kind', ['become', 'async', 'remote'])
+def test_become_async_and_remote_runs_keep_ansibles_own_handling(tmp_path, kind):
+    action, _ = _local_action(tmp_path, become=mock.MagicMock() if kind == 'become' else None,
+                              async_val=10 if kind == 'async' else 0, transport='ssh' if kind == 'remote' else 'local')
+    with mock.patch.object(go_module.ActionBase, '_make_tmp_path', return_value='/r/ansible-tmp-1/') as make, \
+            mock.patch.object(go_module.ActionBase, '_fixup_perms2', return_value=['/r/ansible-tmp-1/']) as fix, \
+            mock.patch.object(go_module.ActionBase, '_remove_tmp_path') as remove:
+        assert action._make_tmp_path() == '/r/ansible-tmp-1/'
+        action._fixup_perms2(['/r/ansible-tmp-1/'])
+        action._remove_tmp_path('/r/ansible-tmp-1/')
+    make.assert_called_once()
+    fix.assert_called_once()
+    remove.assert_called_once()
+    assert not (tmp_path / 'remote_tmp').exists()
