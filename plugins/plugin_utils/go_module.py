@@ -16,8 +16,9 @@ or runs the unpacked file. See docs/adr/0011-binary-selection.md.
 When the module runs on this machine as this user (the local connection, no become, not async),
 the temporary directory is made, made executable and removed in this process rather than by a
 shell command each: Ansible's generic path spawns four shells around the module's own (expand ~,
-mkdir, chmod, rm), about 30 ms of every module task (issue 36). The directory, its mode (0700),
-ANSIBLE_KEEP_REMOTE_FILES and the module's command stay Ansible's.
+mkdir, chmod, rm), about 30 ms of every module task (issue 36). The binary is linked from the
+cache, not copied. The directory, its mode (0700), ANSIBLE_KEEP_REMOTE_FILES and the module's
+command stay Ansible's.
 """
 
 from __future__ import annotations
@@ -202,6 +203,17 @@ class GoModuleAction(ActionBase):
         path = os.path.join(path, '')  # as Ansible's: with the trailing separator
         self._connection._shell.tmpdir = path
         return path
+
+    def _transfer_file(self, local_path, remote_path):
+        if not (self._runs_here() and local_path in getattr(self, '_packed', {}).values()):
+            return super(GoModuleAction, self)._transfer_file(local_path, remote_path)
+        # The unpacked binary is this user's, mode 0700, checked and never rewritten (binary_cache.py):
+        # run it where it is rather than copy its 8 MB for every task.
+        try:
+            os.symlink(local_path, remote_path)
+        except OSError as e:
+            raise AnsibleError('Failed to transfer file to %r: %s' % (remote_path, e.strerror or e))
+        return remote_path
 
     def _fixup_perms2(self, remote_paths, remote_user=None, execute=True):
         if not self._runs_here():

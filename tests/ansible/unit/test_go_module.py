@@ -275,20 +275,29 @@ def test_local_module_run_makes_and_removes_its_temporary_directory_without_a_sh
     assert action._connection._shell.tmpdir == path
     assert os.stat(base).st_mode & 0o777 == 0o700
     assert os.stat(path).st_mode & 0o777 == 0o700
+    # the unpacked binary is linked, not copied (other files, such as the arguments, are copied)
+    cached = tmp_path / 'cache' / 'tenant_modules_linux_amd64'
+    cached.parent.mkdir()
+    cached.write_bytes(b'\x7fELF')
+    cached.chmod(0o600)
+    action._packed = {'/collection/tenant_modules_linux_amd64.xz': str(cached)}
     module = os.path.join(path, 'AnsiballZ_tenant_modules_linux_amd64')
-    with open(module, 'wb') as f:
-        f.write(b'\x7fELF')
-    os.chmod(module, 0o600)
+    assert action._transfer_file(str(cached), module) == module
+    assert os.readlink(module) == str(cached)
+    with mock.patch.object(go_module.ActionBase, '_transfer_file', return_value='/copied') as copy:
+        assert action._transfer_file('/elsewhere/args', os.path.join(path, 'args')) == '/copied'
+    copy.assert_called_once()
     assert action._fixup_perms2([path, module]) == [path, module]
     assert os.stat(module).st_mode & 0o777 == 0o700
     action._remove_tmp_path(action._connection._shell.tmpdir)
     assert not os.path.exists(path) and action._connection._shell.tmpdir is None
+    assert cached.read_bytes() == b'\x7fELF'  # removing the link leaves the cache alone
     # none of it went through a shell command (four of them on Ansible's generic path)
     action._low_level_execute_command.assert_not_called()
 
 
 def test_local_module_run_keeps_its_files_when_asked(tmp_path):
-    action, _ = _local_action(tmp_path)
+    action = _local_action(tmp_path)[0]
     path = action._make_tmp_path()
     with mock.patch('ansible.plugins.action.C.DEFAULT_KEEP_REMOTE_FILES', True):
         action._remove_tmp_path(path)
@@ -307,15 +316,19 @@ def test_local_temporary_directory_failure_names_the_path_and_the_setting(tmp_pa
 
 @pytest.mark.parametrize('kind', ['become', 'async', 'remote'])
 def test_become_async_and_remote_runs_keep_ansibles_own_handling(tmp_path, kind):
-    action, _ = _local_action(tmp_path, become=mock.MagicMock() if kind == 'become' else None,
-                              async_val=10 if kind == 'async' else 0, transport='ssh' if kind == 'remote' else 'local')
+    action = _local_action(tmp_path, become=mock.MagicMock() if kind == 'become' else None,
+                           async_val=10 if kind == 'async' else 0, transport='ssh' if kind == 'remote' else 'local')[0]
     with mock.patch.object(go_module.ActionBase, '_make_tmp_path', return_value='/r/ansible-tmp-1/') as make, \
             mock.patch.object(go_module.ActionBase, '_fixup_perms2', return_value=['/r/ansible-tmp-1/']) as fix, \
+            mock.patch.object(go_module.ActionBase, '_transfer_file', return_value='/r/ansible-tmp-1/m') as copy, \
             mock.patch.object(go_module.ActionBase, '_remove_tmp_path') as remove:
+        action._packed = {'/c/m.xz': '/cache/m'}
         assert action._make_tmp_path() == '/r/ansible-tmp-1/'
+        action._transfer_file('/cache/m', '/r/ansible-tmp-1/m')
         action._fixup_perms2(['/r/ansible-tmp-1/'])
         action._remove_tmp_path('/r/ansible-tmp-1/')
     make.assert_called_once()
+    copy.assert_called_once()
     fix.assert_called_once()
     remove.assert_called_once()
     assert not (tmp_path / 'remote_tmp').exists()
