@@ -15,6 +15,7 @@ floor     Ansible's own cost, which no playbook goes below: for ours, the shippe
             gather_facts, read from playbooks/tenant.yml) with no task, through the same inventory; for the peer an
             empty play on localhost with its connection. Each run's time above its floor is what the playbook itself
             costs; the ratio of the peer's to ours is printed per core and run.
+A no-op is run --noop-runs times (3) and the fastest kept, as for the floor; a first run is run once.
 pvesim answers every API request after --latency (20 ms). Each run: wall time of ansible-playbook, tasks started
 and the time of each (callback dvt_timer), requests pvesim counted (/_sim/stats: all, GETs, writes, SDN applies),
 changed tasks, pvesim's RSS. Prints each run, the ratios and the playbook's slowest tasks; results.json in --out.
@@ -324,8 +325,8 @@ class Runner:
                     sys.exit('%s failed (untimed set-up of the playbook case): log in %s' % (name, self.args.out))
             self.floor(core, venv, lab, 'deevnet.tenant')
             self.sim.set_latency(self.args.latency_ms)
-            for label in ('first', 'no-op'):
-                self.shipped(core, venv, lab, label)
+            self.shipped(core, venv, lab, 'first')
+            self.fastest(lambda: self.shipped(core, venv, lab, 'no-op'))
             ts = tenants(1)
             self.sim.set_latency(0)
             objs = harvest(self.sim, ts, self.plans(ts, venv))
@@ -334,11 +335,23 @@ class Runner:
             self.sim.set_latency(self.args.latency_ms)
             pb = peer_playbook(self.sim.conn, objs)
             self.floor(core, venv, lab, 'community.proxmox')
-            for label in ('first', 'no-op'):
-                self.timed(core, venv, 'playbook', 'community.proxmox', label, pb)
+            self.timed(core, venv, 'playbook', 'community.proxmox', 'first', pb)
+            self.fastest(lambda: self.timed(core, venv, 'playbook', 'community.proxmox', 'no-op', pb))
         finally:
             self.sim = saved
             lab.down()
+
+    def fastest(self, measure):
+        """A no-op can be repeated: measure() --noop-runs times and keep the fastest row, as the floor is the
+        fastest of its runs (a single run is at the mercy of the machine's other work); every run's wall is kept."""
+        rows = [measure() for _ in range(self.args.noop_runs)]
+        best = min(rows, key=lambda r: (not r['ok'], r['wall']))
+        self.rows = [r for r in self.rows if r is best or all(r is not o for o in rows)]
+        best['walls'] = [r['wall'] for r in rows]
+        if len(rows) > 1:
+            print('  %-8s kept the fastest of %d no-op runs: %.2f s (%s)' % (
+                best['core'], len(rows), best['wall'], ', '.join('%.2f' % r['wall'] for r in rows)), flush=True)
+        return best
 
     def plans(self, ts, venv):
         """tenant_plan for each tenant (untimed): names the objects the peer must make."""
@@ -419,6 +432,7 @@ def main():
     ap.add_argument('--latency', default='20ms', help='added to every API request, in ms (20ms)')
     ap.add_argument('--scale', default='10,63', help='tenant counts of the scale case (3 VMs each); empty: none')
     ap.add_argument('--peer-scale', default='10', help='tenant counts of the scale case the peer also runs')
+    ap.add_argument('--noop-runs', type=int, default=3, help='no-op runs of each playbook; the fastest is kept, as for the floor (3)')
     ap.add_argument('--out', default='bench-out', help='directory for results.json and failed runs\' logs')
     ap.add_argument('--top', type=int, default=10, help="the shipped playbook's slowest tasks listed per core and run")
     args = ap.parse_args()
