@@ -440,6 +440,8 @@ def main():
     if not m:
         sys.exit('--latency: give milliseconds, e.g. 20ms')
     args.latency_ms = int(m.group(1))
+    if args.noop_runs < 1:
+        sys.exit('--noop-runs: give at least 1')
     args.pvesim = str(pathlib.Path(args.pvesim).resolve())
     load = os.getloadavg()
     args.out = pathlib.Path(args.out).resolve()
