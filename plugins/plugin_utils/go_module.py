@@ -236,11 +236,11 @@ class GoModuleAction(ActionBase):
             try:
                 shutil.rmtree(tmp_path)
             except FileNotFoundError:
-                self._connection._shell.tmpdir = None
+                pass  # already gone: as removed
             except OSError as e:
                 display.warning('Error deleting remote temporary files (%s: %s)' % (e.filename or tmp_path, e.strerror or e))
-            else:
-                self._connection._shell.tmpdir = None
+                return None
+            self._connection._shell.tmpdir = None
         return None
 
     def _may_cache_fact(self):
