@@ -18,14 +18,25 @@ type Envelope struct {
 	Cores  int `opt:"cores" json:"cores"`
 	Memory int `opt:"memory" json:"memory"`
 	Disk   int `opt:"disk" json:"disk"`
+	// The wire (docs/adr/0016-tenant-wire.md): what the tenant's VMs together may send on each
+	// node, in Mbit/s, and of it how many broadcast and multicast frames per second. 0 is "not
+	// given" (an attachment from before the wire): its ports are still checked, at no rate.
+	Bandwidth int `opt:"bandwidth" json:"bandwidth,omitempty"`
+	Broadcast int `opt:"broadcast" json:"broadcast,omitempty"`
 }
 
-// Validate refuses an envelope with a limit below one, naming each such field.
+// Validate refuses an envelope with a limit below one, naming each such field; the wire's limits
+// may be left out (0), never negative.
 func (e Envelope) Validate(field string) error {
 	var errs []string
 	for _, l := range e.limits() {
 		if l.limit < 1 {
 			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1%s", field, l.key, l.limit, l.unit))
+		}
+	}
+	for _, l := range e.wireLimits() {
+		if l.limit < 0 {
+			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1%s, or left out", field, l.key, l.limit, l.unit))
 		}
 	}
 	if len(errs) > 0 {
@@ -45,6 +56,10 @@ func (e Envelope) limits() []limit {
 		{key: "vms", limit: e.VMs}, {key: "cores", limit: e.Cores, unit: " vCPUs"},
 		{key: "memory", limit: e.Memory, unit: " MiB"}, {key: "disk", limit: e.Disk, unit: " GiB"},
 	}
+}
+
+func (e Envelope) wireLimits() []limit {
+	return []limit{{key: "bandwidth", limit: e.Bandwidth, unit: " Mbit/s"}, {key: "broadcast", limit: e.Broadcast, unit: " frames/s"}}
 }
 
 // CheckDeclaration refuses a declaration of count VMs of the same shape whose totals exceed e:

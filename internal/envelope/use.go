@@ -124,7 +124,14 @@ func (u Use) String() string {
 
 // String is the envelope as the verify check and the site report show it.
 func (e Envelope) String() string {
-	return fmt.Sprintf("%d VMs, %d vCPUs, %d MiB, %d GiB", e.VMs, e.Cores, e.Memory, e.Disk)
+	s := fmt.Sprintf("%d VMs, %d vCPUs, %d MiB, %d GiB", e.VMs, e.Cores, e.Memory, e.Disk)
+	if e.Bandwidth > 0 {
+		s += fmt.Sprintf(", %d Mbit/s", e.Bandwidth)
+	}
+	if e.Broadcast > 0 {
+		s += fmt.Sprintf(", %d broadcast frames/s", e.Broadcast)
+	}
+	return s
 }
 
 // Over names every limit the tenant's use goes over: what runs for VMs, vCPUs and memory (a

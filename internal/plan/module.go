@@ -103,5 +103,8 @@ func EnvelopeOption() *module.Option {
 		"cores":  {Type: module.TypeInt, Required: true},
 		"memory": {Type: module.TypeInt, Required: true},
 		"disk":   {Type: module.TypeInt, Required: true},
+		// the wire's (docs/adr/0016-tenant-wire.md): absent from attachments written before it
+		"bandwidth": {Type: module.TypeInt},
+		"broadcast": {Type: module.TypeInt},
 	}}
 }

@@ -44,4 +44,15 @@ options:
         description: Most disk over all its VMs, in GiB, at least 1.
         type: int
         required: true
+      bandwidth:
+        description:
+          - What the tenant's VMs together may send on each node, in Mbit/s, at least 1 (docs/adr/0016-tenant-wire.md).
+            The envelope guard polices it on the node, at the VMs' ports, whatever their NICs' C(rate) says.
+          - Left out (an attachment from before the wire), the ports are still source-checked, at no rate.
+        type: int
+      broadcast:
+        description:
+          - Of that, how many broadcast and multicast frames per second, at least 1 (each is replicated over VXLAN to
+            every member of the fabric). Left out, no such limit.
+        type: int
 '''

@@ -62,7 +62,8 @@ add_mod(){ # depth-first so dependencies load first; depends= read straight from
   ORDER="$ORDER $m"
 }
 # veth + vrf for the routes; bridge + netfilter NAT/conntrack for netlab's perimeter
-for m in veth vrf bridge nf_tables nft_chain_nat nft_masq nft_ct; do add_mod $m; done
+# GUEST_MODS: more modules a package's tests need (make test-wire: the bridge family's meta and limit)
+for m in veth vrf bridge nf_tables nft_chain_nat nft_masq nft_ct ${GUEST_MODS:-}; do add_mod $m; done
 GUEST_RUN=${GUEST_RUN:-.}
 GUEST_BENCH=${GUEST_BENCH:-^\$}
 ARGS=${*:--test.v}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/deevnet/tenant/internal/cgroupslice"
 	"github.com/deevnet/tenant/internal/guard"
+	"github.com/deevnet/tenant/internal/wire"
 )
 
 // EnvelopeFile is the envelope file's name beside the guard in the node's snippets directory.
@@ -29,6 +30,7 @@ const SnippetVolume = "local:snippets/deevnet-envelope-guard"
 
 type options struct {
 	envelopes, cgroupRoot, runDir, volume string
+	nft, wireFile                         string
 	check                                 bool
 	template                              int
 	away, node                            string
@@ -59,9 +61,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.check, "check", false, "sweep: report what would change, change nothing")
 	fs.IntVar(&o.template, "template", 0, "sweep: also set the hookscript on this template (the one the tenants clone)")
 	fs.StringVar(&o.away, "away", "", "sweep: nodes to leave alone, comma-separated (the substrate's maintenance list)")
-	fs.StringVar(&o.node, "node", "", "contain: this node's name in PVE (default: the host name up to its first dot, as PVE's nodename)")
+	fs.StringVar(&o.node, "node", "", "contain, wire, watch: this node's name in PVE (default: the host name up to its first dot, as PVE's nodename)")
+	fs.StringVar(&o.nft, "nft", "nft", "wire, watch: the nft command that loads the table ('': only write -wire-file)")
+	fs.StringVar(&o.wireFile, "wire-file", WireFile, "wire, watch: the table the guard loaded last")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintf(fs.Output(), "usage: envelope_guard [flags] <vmid> <phase> | place <vmid> | sweep | contain\n")
+		_, _ = fmt.Fprintf(fs.Output(), "usage: envelope_guard [flags] <vmid> <phase> | place <vmid> | sweep | contain | wire | watch | skeleton\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -81,9 +85,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(a) == 1 && a[0] == "contain" {
 		return contain(o)
 	}
+	if len(a) == 1 && a[0] == "wire" {
+		return wireCmd(o)
+	}
+	if len(a) == 1 && a[0] == "watch" {
+		return watch(o)
+	}
+	if len(a) == 1 && a[0] == "skeleton" {
+		_, err := fmt.Fprint(o.stdout, wire.Skeleton())
+		return err
+	}
 	if len(a) != 2 {
 		fs.Usage()
-		return errors.New("want two arguments: <vmid> <phase>, or place <vmid>; or one: sweep or contain")
+		return errors.New("want two arguments: <vmid> <phase>, or place <vmid>; or one: sweep, contain, wire, watch or skeleton")
 	}
 	if a[0] == "place" {
 		return place(o, a[1])
@@ -278,13 +292,9 @@ func contain(o options) error {
 	if err != nil {
 		return err
 	}
-	node := o.node
-	if node == "" {
-		h, err := os.Hostname()
-		if err != nil {
-			return fmt.Errorf("-node not given and no host name: %w", err)
-		}
-		node, _, _ = strings.Cut(h, ".")
+	node, err := nodeName(o)
+	if err != nil {
+		return err
 	}
 	var errs []string
 	// Each tenant's share here first: its group's limits follow what runs on the other nodes
