@@ -57,3 +57,23 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 }
+
+// The wire's limits are shown where verify and the site report show the envelope, and only when
+// the attachment carries them; a negative one is refused naming it, a missing one is not.
+func TestWireLimitsShownAndValidated(t *testing.T) {
+	e := Envelope{VMs: 8, Cores: 16, Memory: 32768, Disk: 256, Bandwidth: 1000, Broadcast: 200}
+	if got := e.String(); got != "8 VMs, 16 vCPUs, 32768 MiB, 256 GiB, 1000 Mbit/s, 200 broadcast frames/s" {
+		t.Fatalf("String() = %q", got)
+	}
+	old := Envelope{VMs: 8, Cores: 16, Memory: 32768, Disk: 256}
+	if got := old.String(); got != "8 VMs, 16 vCPUs, 32768 MiB, 256 GiB" {
+		t.Fatalf("an attachment from before the wire: String() = %q", got)
+	}
+	if err := old.Validate("envelope"); err != nil {
+		t.Fatalf("an envelope without the wire's limits refused: %v", err)
+	}
+	e.Bandwidth = -1
+	if err := e.Validate("envelope"); err == nil || err.Error() != "envelope.bandwidth -1 must be at least 1 Mbit/s, or left out" {
+		t.Fatalf("Validate: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,3 +161,16 @@ func TestRenderHasEachPortUnderBothNamesAndEachTenantsLimits(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func hex2(i int) string { return fmt.Sprintf("%02X", i) }
+
+// The node network role ships the skeleton as a file (roles/proxmox_node_network/files): it must be
+// exactly what this package renders (regenerate: bin/envelope_guard skeleton > that file).
+func TestShippedSkeletonIsTheRenderedOne(t *testing.T) {
+	const shipped = "../../roles/proxmox_node_network/files/deevnet-wire.nft"
+	b, err := os.ReadFile(shipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != Skeleton() {
+		t.Fatalf("%s differs from wire.Skeleton(): regenerate it with `go run ./cmd/envelope_guard skeleton > %s`", shipped, strings.TrimPrefix(shipped, "../../"))
+	}
+}

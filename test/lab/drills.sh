@@ -37,6 +37,8 @@ set -euo pipefail
 # The drills measure recovery; the envelope's kernel-level proof (check_envelope) is
 # test-lab-tenants' and needs both tenants of the start, which drill (c)'s rebuilt site lacks.
 export LAB_ENVELOPE=${LAB_ENVELOPE:-0}
+# the wire's probes are test-lab-tenants' too (they need two tenants); the wire itself stays loaded
+export LAB_WIRE_CHECK=${LAB_WIRE_CHECK:-0}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/lab
 VENV=${VENV:-$ROOT/.venv}

@@ -34,6 +34,8 @@
 #   without one, and neither converge nor phase2.sh runs deevnet.tenant.qdevice),
 #   LAB_MEM=2560 (MiB), LAB_SMP=2, LAB_TIMEOUT=300 (s, boot wait), DEEVNET_TREE,
 #   LAB_ENVELOPE=0 (check: no check_envelope), LAB_ENVELOPE_POOL_MIB=96 (each real thin pool),
+#   LAB_WIRE_CHECK=0 (check: no check_wire), LAB_WIRE=0 (the guard's wire not loaded on the nodes: the
+#   skeleton drops every tenant port; a control),
 #   LAB_LOGS_KEEP=DIR (down: the lab's logs copied there first, ansible-timed.log among them),
 #   LAB_ENVELOPE_CONTROL=shared-pool|unplaced (check_envelope's controls, by hand: each must FAIL)
 # Needs: qemu-system-x86 busybox-static openssh-client, the Debian tree (mmdebstrap), apt sources.
@@ -295,7 +297,8 @@ inv = {"all": {"hosts": {"localhost": {"substrate_pve": {
         "tenant_sdn_apply_timeout": int(apply_timeout), "tenant_fabric_apply_timeout": int(apply_timeout),
         # tdemo's envelope small enough for its slice's memory.max to bite inside the guest
         # (check_envelope): 768 MiB, its three VMs of 256 MiB (test/lab/tenants/tdemo.yml)
-        "substrate_tenant_envelopes": {"tdemo": {"memory": 768}}}},
+        # and its bandwidth low enough that the lab's own path carries several times it (check_wire)
+        "substrate_tenant_envelopes": {"tdemo": {"memory": 768, "bandwidth": 10}}}},
        "children": {"hypervisors": {"hosts": {n.split(",")[0]: {
           "ansible_ssh_common_args": "-F %s/ssh_config" % lab,
           # ansible's ControlPath is <dir>/hash(host, port, user): the same for every lab's node;
@@ -399,6 +402,52 @@ PY
   while read -r vmid name node br mac cidr gw _; do
     sshl lab /lab/vm.sh add "$vmid" "$name" "$node" "$br" "$mac" "$cidr" "$gw" </dev/null
   done < "$LAB_DIR/vms"
+  wire_nodes
+}
+
+# wire_nodes: the envelope guard's wire (docs/adr/0016-tenant-wire.md) loaded on every online node, as
+# its watch service loads it on a PVE node when a VM's port appears (the lab runs no systemd, and the
+# plays install no guard here: pvesim runs hookscripts on the controller). The nodes' post-up loaded the
+# shipped skeleton, which drops every tenant port until this admits it. The shipped guard runs in the
+# node's namespace with pvesim's own binary as its pvesh (as check_envelope runs it), over an ssh
+# session that forwards pvesim's port into the namespace; what it admits and refuses is kept in
+# LAB_DIR/wire-<node>.log. LAB_WIRE=0: nothing admitted (a control: every tenant port stays dropped).
+wire_nodes() {
+  [ "${LAB_WIRE:-1}" = 0 ] && return 0
+  local d=$LAB_DIR/wire g=/run/lab/wire guard_bin=$ROOT/bin/modules/envelope_guard_linux_amd64 n port out
+  [ -x "$guard_bin" ] || { log "wire: $guard_bin missing (make build)"; return 1; }
+  rm -rf "$d"; mkdir -p "$d/bin"
+  # the guard's envelope file, as the hypervisor play writes it (every attached tenant's pool and
+  # envelope), pvesim's pvesh environment, and the nodes pvesim says are online
+  PYTHONPATH=$HERE "$VENV/bin/python" - "$LAB_DIR" "$d" > "$d/online" <<'PY' || { log "wire: no envelope file ($(tail -1 "$d/online"))"; return 1; }
+import glob, json, shlex, sys, yaml
+from pvesimapi import Pvesim
+lab, d = sys.argv[1], sys.argv[2]
+tenants = {}
+for f in sorted(glob.glob(lab + "/attachments/*.yml")):
+    a = yaml.safe_load(open(f))["tenant_attachment"]
+    tenants[a["name"]] = {"pool": "tenant-" + a["name"], "envelope": a["envelope"]}
+json.dump({"tenants": tenants}, open(d + "/envelopes.json", "w"))
+tok = json.load(open(lab + "/pvesim-token.json"))
+env = dict(tok["pvesh_env"]); env["PVESIM_CA"] = "/run/lab/wire/ca.pem"
+with open(d + "/pvesh.env", "w") as f:
+    f.write("".join("export %s=%s\n" % (k, shlex.quote(str(v))) for k, v in env.items()))
+print(tok["api_port"])
+for n in Pvesim(lab).get("/nodes"):
+    if n.get("status") == "online":
+        print(n["node"])
+PY
+  cp "$guard_bin" "$d/envelope_guard"; cp "$PVESIM" "$d/bin/pvesh"; cp "$LAB_DIR/pvesim-ca.pem" "$d/ca.pem"
+  tar -C "$d" -cf - envelope_guard bin ca.pem pvesh.env envelopes.json | sshl lab "rm -rf $g; mkdir -p $g && tar -C $g -xf -" </dev/null \
+    || { log "wire: the guard not copied into the guest"; return 1; }
+  port=$(head -1 "$d/online")
+  for n in $(tail -n +2 "$d/online"); do
+    out=$(ssh -F "$LAB_DIR/ssh_config" -o ControlMaster=no -o ControlPath=none -o ExitOnForwardFailure=yes \
+        -R "127.0.0.1:$port:127.0.0.1:$port" "$n" \
+        ". $g/pvesh.env; PATH=$g/bin:/usr/sbin:/usr/bin:/sbin:/bin $g/envelope_guard -envelopes $g/envelopes.json -node $n -nft nft -wire-file $g/$n.nft wire" 2>&1 </dev/null) \
+      || { echo "$out" >> "$LAB_DIR/wire-$n.log"; log "wire on $n failed: $(echo "$out" | tail -3)"; return 1; }
+    [ -z "$out" ] || echo "$out" >> "$LAB_DIR/wire-$n.log"
+  done
 }
 
 # resolver_up: the resolver host's Unbound (guest/resolver.sh) reaching the controller's PowerDNS
@@ -1042,6 +1091,99 @@ PY
   return $fail
 }
 
+# check_wire (docs/adr/0016-tenant-wire.md): what a tenant VM may claim on the wire, from inside the
+# first VM of LAB_DIR/vms (root in it: the attacker), against another tenant's first VM (the victim),
+# on the table wire_nodes loaded. Each probe runs again with the attacker's node's table removed (the
+# control, which must show what the guard stops), and the table is loaded back from the file the guard
+# kept. The figures, before and after, are printed with each verdict.
+check_wire() {
+  [ "${LAB_WIRE:-1}" = 0 ] && { echo "info wire: LAB_WIRE=0: no table loaded, nothing checked"; return 0; }
+  [ -s "$LAB_DIR/vms" ] || return 0
+  local fail=0 g=/run/lab/wire avmid aname anode abr acidr agw vname vcidr other t
+  read -r avmid aname anode abr _ acidr agw _ < <(head -1 "$LAB_DIR/vms")
+  read -r _ vname _ _ _ vcidr _ _ < <(awk -v t="${aname%-*}" '{n = $2; sub(/-[0-9]+$/, "", n)} n != t {print; exit}' "$LAB_DIR/vms")
+  [ -n "${vname:-}" ] || { echo "info wire: one tenant only: no other tenant's address to forge"; return 0; }
+  other=$(for spec in $NODES; do [ "${spec%%,*}" != "$anode" ] && echo "${spec%%,*}"; done | head -1)
+  t=$(date +%s%N)
+  sshl lab "cat > $g/wire.py" < "$HERE/guest/wire.py" || { echo "FAIL wire: wire.py not copied"; return 1; }
+  local forged_cmd="ip netns exec vm-$vname nft -f - <<'NFT'
+table inet wirecheck {
+  counter replies {}
+  chain input {
+    type filter hook input priority -400; policy accept;
+    ip saddr 10.20.99.1 udp sport 53 udp dport 40053 counter name replies
+    ip saddr 198.51.100.1 tcp dport 40080-40082 counter name replies
+  }
+}
+NFT
+ip netns exec vm-$aname ip addr add ${vcidr%/*}/32 dev eth0
+ip netns exec vm-$aname python3 $g/wire.py forge ${vcidr%/*} 10.20.99.1 198.51.100.1 >/dev/null 2>&1
+ip netns exec vm-$aname ip addr del ${vcidr%/*}/32 dev eth0
+sleep 1
+echo replies \$(ip netns exec vm-$vname nft list counter inet wirecheck replies | awk '/packets/ {print \$2}')
+echo dropped \$(ip netns exec $anode nft list counter bridge deevnet_wire forged 2>/dev/null | awk '/packets/ {print \$2}')
+ip netns exec vm-$vname nft delete table inet wirecheck"
+  local unguard="ip netns exec $anode nft delete table bridge deevnet_wire"
+  local reguard="ip netns exec $anode nft -f $g/$anode.nft"
+  local out ctl ev
+  ev() { sed -n "s/^$1 //p" <<< "$2" | head -1; }
+  # 1. forged source: the victim's address on the attacker's NIC, DNS to the resolver, TCP to the outside host
+  out=$(sshl lab "$forged_cmd" 2>&1 </dev/null)
+  ctl=$(sshl lab "$unguard; $forged_cmd; $reguard" 2>&1 </dev/null)
+  if [ "$(ev replies "$out")" = 0 ] && [ "$(ev replies "$ctl")" -gt 0 ] 2>/dev/null; then
+    echo "ok   wire forged source: $aname sent 3 DNS queries to 10.20.99.1 and 3 TCP connects to 198.51.100.1 from $vname's ${vcidr%/*}: 0 replies reached $vname (its node dropped them: forged counter $(ev dropped "$out")); control, $anode's table removed: $(ev replies "$ctl") replies delivered to $vname"
+  else echo "FAIL wire forged source: replies at $vname: $(ev replies "$out") guarded (want 0), $(ev replies "$ctl") without the table (want > 0): $out / $ctl"; fail=1; fi
+  # 2. the MAC flood: the attacker's VNet bridge and VXLAN FDB on both nodes, and bgpd's EVPN prefixes
+  local tables="echo fdb \$(bridge fdb show br $abr | wc -l) vxlan \$(bridge fdb show dev vxlan_$abr | wc -l) pfx \$(vtysh -c 'show bgp l2vpn evpn summary json' | python3 -c 'import json,sys
+def walk(o):
+    if isinstance(o, dict):
+        return sum(v if k == \"pfxRcd\" and isinstance(v, int) else walk(v) for k, v in o.items())
+    return 0
+print(walk(json.load(sys.stdin)))')"
+  local flood="ip netns exec vm-$aname python3 $g/wire.py flood" a0 a1 o0 o1 a2 a3
+  a0=$(sshl "$anode" "$tables" </dev/null); o0=$(sshl "$other" "$tables" </dev/null)
+  sshl lab "$flood 10000 ${acidr%/*} $agw" >/dev/null </dev/null
+  sleep 5
+  a1=$(sshl "$anode" "$tables" </dev/null); o1=$(sshl "$other" "$tables" </dev/null)
+  # the control: 300 frames without the table, then the attacker's port's learnt entries flushed
+  a2=$(sshl "$anode" "$tables" </dev/null)
+  sshl lab "$unguard; $flood 300 ${acidr%/*} $agw >/dev/null; sleep 2; $reguard" </dev/null
+  a3=$(sshl "$anode" "$tables" </dev/null)
+  sshl "$anode" "bridge fdb flush dev $abr brport tap${avmid}i0 dynamic 2>/dev/null || { ip link set tap${avmid}i0 down; ip link set tap${avmid}i0 up; }" </dev/null || true
+  if [ "$(ev fdb "$a1")" -le "$(ev fdb "$a0")" ] && [ "$(ev vxlan "$o1")" -le "$(ev vxlan "$o0")" ] && [ "$(ev pfx "$o1")" -le "$(ev pfx "$o0")" ] \
+     && [ $(( $(ev fdb "$a3") - $(ev fdb "$a2") )) -ge 250 ]; then
+    echo "ok   wire MAC flood: $aname sent 10000 frames from new source MACs: $anode's $abr FDB $(ev fdb "$a0") -> $(ev fdb "$a1") entries, $other's vxlan_$abr FDB $(ev vxlan "$o0") -> $(ev vxlan "$o1"), $other's bgpd EVPN prefixes received $(ev pfx "$o0") -> $(ev pfx "$o1") (bound: one MAC and one address per admitted NIC); control, 300 frames without the table: $abr FDB $(ev fdb "$a2") -> $(ev fdb "$a3")"
+  else echo "FAIL wire MAC flood: guarded $anode $abr FDB $(ev fdb "$a0") -> $(ev fdb "$a1"), $other vxlan FDB $(ev vxlan "$o0") -> $(ev vxlan "$o1"), pfx $(ev pfx "$o0") -> $(ev pfx "$o1"); control $(ev fdb "$a2") -> $(ev fdb "$a3") (want +250 or more)"; fail=1; fi
+  # 3. bandwidth: the attacker's bulk UDP to the outside host held at its tenant's rate, the victim's
+  # ping to the outside host meanwhile without loss; the control without the table
+  local bw blast
+  bw=$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]["envelope"].get("bandwidth", 0))' "$LAB_DIR/attachments/${aname%-*}.yml")
+  blast="(ip netns exec outside python3 $g/wire.py sink 5001 7 2 > $g/sink.out 2>&1 &) ; sleep 0.5;
+    (ip netns exec vm-$vname ping -n -q -c 60 -i 0.1 -W 1 198.51.100.1 > $g/vping.out 2>&1 &) ;
+    ip netns exec vm-$aname python3 $g/wire.py blast 198.51.100.1 5001 7; sleep 2;
+    echo \$(cat $g/sink.out); echo vping \$(grep -o '[0-9]* received' $g/vping.out) \$(grep -o '[0-9.]*% packet loss' $g/vping.out)"
+  out=$(sshl lab "$blast" 2>&1 </dev/null)
+  ctl=$(sshl lab "$unguard; $blast; $reguard" 2>&1 </dev/null)
+  local got free
+  got=$(ev mbps "$out"); free=$(ev mbps "$ctl")
+  if [ "$bw" -gt 0 ] && awk -v g="$got" -v b="$bw" -v f="$free" 'BEGIN { exit !(g <= b * 1.25 && g >= b * 0.5 && f >= b * 2) }' && grep -q ' 0% packet loss' <<< "$(ev vping "$out")"; then
+    echo "ok   wire bandwidth: $aname's bulk UDP to 198.51.100.1 received at $got Mbit/s under ${aname%-*}'s $bw Mbit/s (after the first 2 s: the kernel's bucket holds one second of the rate); $vname's ping to 198.51.100.1 meanwhile: $(ev vping "$out"); control without the table: $free Mbit/s"
+  else echo "FAIL wire bandwidth: $got Mbit/s under $bw (want within -50%..+25%), $free Mbit/s without the table (want 2x or more), $vname's ping: $(ev vping "$out")"; fail=1; fi
+  # 4. a NIC hotplugged into the attacker's VM: a port the guard has not admitted sends nothing
+  local hot="tap${avmid}i7" d0 d1 r
+  d0=$(sshl lab "ip netns exec $anode nft list counter bridge deevnet_wire forged | awk '/packets/ {print \$2}'" </dev/null)
+  r=$(sshl lab "ip netns add vm-wirehot; ip link add $hot netns $anode type veth peer name eth0 netns vm-wirehot
+    ip -n $anode link set $hot master $abr up; ip -n vm-wirehot link set eth0 address 02:00:00:00:77:01 up
+    ip -n vm-wirehot addr add ${agw%.*}.250/${acidr#*/} dev eth0
+    ip netns exec vm-wirehot ping -n -q -c 3 -i 0.2 -W 1 $agw | grep -o '[0-9]* received'; ip netns del vm-wirehot" 2>&1 </dev/null)
+  d1=$(sshl lab "ip netns exec $anode nft list counter bridge deevnet_wire forged | awk '/packets/ {print \$2}'" </dev/null)
+  if [ "$r" = "0 received" ] && [ $((d1 - d0)) -ge 3 ]; then
+    echo "ok   wire hotplug: a new port $hot on $abr ($aname's node $anode) before the guard admitted it: its pings to $agw $r, $((d1 - d0)) frames dropped at the port"
+  else echo "FAIL wire hotplug: $hot before admission: '$r', dropped $((d1 - d0))"; fail=1; fi
+  log "wire check in $(ms "$t") ms"
+  return $fail
+}
+
 # timed CHECK: run check_CHECK, its time on stderr (where the checks' time goes, issue 36)
 timed() { local t r=0; t=$(date +%s%N); "check_$1" || r=$?; log "check_$1 in $(ms "$t") ms"; return $r; }
 
@@ -1063,6 +1205,8 @@ check() {
   # LAB_ENVELOPE=0: not the envelope's kernel-level proof (it needs tdemo's small envelope; the
   # molecule scenario runs it in its first verify only)
   [ "${LAB_ENVELOPE:-1}" = 0 ] || timed envelope || rc=1
+  # LAB_WIRE_CHECK=0: not the wire's probes (the molecule scenario runs them in its first verify only)
+  [ "${LAB_WIRE_CHECK:-1}" = 0 ] || timed wire || rc=1
   log "checks in $(ms $t) ms"
   return $rc
 }
@@ -1120,7 +1264,7 @@ case ${1:-} in
   # it is gone from every node, and every check of the tenants left still passes
   # down also when up fails half way (up sets LAB_DIR in this shell before it boots anything)
   # the envelope's proof (check_envelope) in the first check only: it needs both tenants of the start
-  test) trap '[ -z "${LAB_DIR:-}" ] || down' EXIT; up >/dev/null; rc=0; check || rc=1; export LAB_ENVELOPE=0
+  test) trap '[ -z "${LAB_DIR:-}" ] || down' EXIT; up >/dev/null; rc=0; check || rc=1; export LAB_ENVELOPE=0 LAB_WIRE_CHECK=0
     # the index is released only when another tenant is to take it (the registry keeps it by default)
     if [ -n "${LAB_DESTROY:-}" ]; then destroy_tenant "$LAB_DESTROY" ${LAB_REUSE:+-e tenant_release_index=true}; check || rc=1; fi
     if [ -n "${LAB_REUSE:-}" ]; then reuse_tenant "$LAB_REUSE"; check || rc=1; fi

@@ -128,6 +128,7 @@ PY
           substrate_route_hook_dir: $W/node-$n/hooks
           proxmox_node_network_path: $W/node-$n/interfaces.d/deevnet-tenant
           proxmox_node_network_guard_path: $W/node-$n/deevnet-tenant-guard.nft
+          proxmox_node_network_wire_path: $W/node-$n/deevnet-wire.nft
           proxmox_node_network_main_file: $W/node-$n/interfaces
           proxmox_node_network_reload: false
           substrate_snippets_dir: $W/lab/nodes/$n/var/lib/vz/snippets
@@ -135,6 +136,9 @@ PY
           substrate_guard_run_dir: $W/node-$n/run
           substrate_guard_unit_dir: $W/node-$n/systemd
           substrate_guard_systemd: false
+          # a node here is a directory: the wire's table is written, not loaded (make test-wire loads it)
+          substrate_guard_nft: ""
+          substrate_guard_wire_file: $W/node-$n/wire.nft
           substrate_node_environment: {PATH: "$W/lab/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
           proxmox_node_network_validate: >-
             $ROOT/scripts/debian-tree.sh run -b %s:/tmp/dvt-rendered --
@@ -452,7 +456,7 @@ for v in 10151 10152; do [ "$(task_exit tdemo "$P2" "$(tapi tdemo DELETE "/nodes
 # run changing nothing (section 3) cover the units too; a bad interval is refused before any change.
 guard_env="{\"PATH\": \"$W/lab/bin:/usr/sbin:/usr/bin:/sbin:/bin\"}"
 units_check(){ "$VENV/bin/python" "$ROOT/tests/substrate/units.py" "$1" "$W/guard-sweep.log" "$2" 1min "$guard_env" 2>&1; }
-verify_units(){ systemd-analyze verify --man=no "$1/deevnet-envelope-guard.service" "$1/deevnet-envelope-guard.timer" 2>&1; }
+verify_units(){ systemd-analyze verify --man=no "$1/deevnet-envelope-guard.service" "$1/deevnet-envelope-guard-watch.service" "$1/deevnet-envelope-guard.timer" 2>&1; }
 for n in $NODES; do
   u=$W/node-$n/systemd
   if out=$(units_check "$u" "$n"); then pass "$n: the guard's service runs the play's own sweep and contain, its timer every 1min ($out)"
@@ -465,12 +469,12 @@ for n in $NODES; do
 done
 mkdir -p "$W/units-bad"
 cp "$W/node-$P2/systemd/"* "$W/units-bad/"
-sed -i '/^ExecStart="/s/ "-run-dir" "[^"]*"//' "$W/units-bad/deevnet-envelope-guard.service"
+sed -i '/^ExecStart=-"/s/ "-run-dir" "[^"]*"\( "contain"\)$/\1/' "$W/units-bad/deevnet-envelope-guard.service"
 out=$(units_check "$W/units-bad" "$P2") && fail "control: units.py accepted a contain without -run-dir" \
   || { grep -qF "ExecStart= contain" <<<"$out" && pass "control: units.py refuses a contain line that lost -run-dir" || fail "control: units.py: $out"; }
 if command -v systemd-analyze >/dev/null; then
   cp "$W/node-$P2/systemd/"* "$W/units-bad/"
-  sed -i '/^ExecStart="/s/ "contain"$/ "contain/' "$W/units-bad/deevnet-envelope-guard.service"
+  sed -i '/^ExecStart=-"/s/ "contain"$/ "contain/' "$W/units-bad/deevnet-envelope-guard.service"
   out=$(verify_units "$W/units-bad"); c=$?
   { [ $c != 0 ] || [ -n "$out" ]; } && grep -qi "quot" <<<"$out" && pass "control: systemd-analyze verify refuses an unbalanced quote (exit $c)" \
     || fail "control: systemd-analyze verify on a broken unit: exit $c [$out]"

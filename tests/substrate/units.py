@@ -3,15 +3,17 @@ read strictly, against what the hypervisor play ran there (tests/substrate/run.s
 
   units.py UNIT_DIR PLAY_LOG NODE INTERVAL ENV_JSON
 
-UNIT_DIR holds deevnet-envelope-guard.service and .timer; PLAY_LOG is an ansible-playbook -v log of
-a hypervisor play that ran the guard's sweep (once, on one node) and its contain (on each node).
-Checked: only the sections and keys the role writes, each once (ExecStart= and Environment= may
-repeat); the service is Type=oneshot with two ExecStart= lines, unquoted as systemd.service(5)
-does ("..." with \\ and \" escapes, %% and $$; any other % specifier or $ expansion refused): the
-first (prefixed "-") is the play's sweep, argument for argument, with this node's guard as its
-program; the second is exactly the play's contain on NODE; Environment= is ENV_JSON (the node's
-substrate_node_environment); the timer's OnActiveSec= and OnUnitActiveSec= are INTERVAL. Exit 1
-naming each difference.
+UNIT_DIR holds deevnet-envelope-guard.service, -watch.service and .timer; PLAY_LOG is an
+ansible-playbook -v log of a hypervisor play that ran the guard's sweep (once, on one node), its
+contain and its wire (on each node). Checked: only the sections and keys the role writes, each once
+(ExecStart= and Environment= may repeat); the service is Type=oneshot with three ExecStart= lines,
+unquoted as systemd.service(5) does ("..." with \\ and \" escapes, %% and $$; any other %
+specifier or $ expansion refused): the first (prefixed "-") is the play's sweep, argument for
+argument, with this node's guard as its program; the second (prefixed "-": a contain that fails
+keeps no port from the wire) is exactly the play's contain on NODE; the third is exactly the play's
+wire on NODE; the watch service runs the play's wire arguments with `watch` in wire's place, and
+restarts; Environment= is ENV_JSON (the node's substrate_node_environment) in both services; the
+timer's OnActiveSec= and OnUnitActiveSec= are INTERVAL. Exit 1 naming each difference.
 """
 import json
 import pathlib
@@ -20,8 +22,12 @@ import sys
 
 SWEEP_TASK = 'Set the guard as the hookscript where it lacks'
 CONTAIN_TASK = "Put this node's tenant VMs running outside their tenant's group into it"  # the name's start
+WIRE_TASK = 'Load the wire on this node'  # the name's start
 ALLOWED = {
     'deevnet-envelope-guard.service': {'Unit': {'Description', 'After'}, 'Service': {'Type', 'Environment', 'ExecStart'}},
+    'deevnet-envelope-guard-watch.service': {'Unit': {'Description', 'After', 'Before'},
+                                             'Service': {'Type', 'Environment', 'ExecStart', 'Restart', 'RestartSec'},
+                                             'Install': {'WantedBy'}},
     'deevnet-envelope-guard.timer': {'Unit': {'Description'}, 'Timer': {'OnActiveSec', 'OnUnitActiveSec', 'AccuracySec'},
                                      'Install': {'WantedBy'}},
 }
@@ -116,32 +122,47 @@ def main():
     errs = []
     units = {name: parse(pathlib.Path(unit_dir) / name, allowed, errs) for name, allowed in ALLOWED.items()}
     svc, timer = units['deevnet-envelope-guard.service'], units['deevnet-envelope-guard.timer']
+    watch = units['deevnet-envelope-guard-watch.service']
     log = pathlib.Path(log_path).read_text()
     sweep = next((a for a in (play_argv(log, SWEEP_TASK, h) for h in re.findall(r'\[(dv\w+)\] =>', log)) if a), None)
     contain = play_argv(log, CONTAIN_TASK, node)
-    if sweep is None or contain is None:
-        errs.append('%s: the play log holds no sweep (%s) or no contain on %s (%s): run with -v' % (log_path, sweep, node, contain))
+    wire = play_argv(log, WIRE_TASK, node)
+    if sweep is None or contain is None or wire is None:
+        errs.append('%s: the play log holds no sweep (%s), no contain (%s) or no wire (%s) on %s: run with -v' % (log_path, sweep, contain, wire, node))
     service = svc.get('Service', {})
     if service.get('Type') != ['oneshot']:
-        errs.append('Type=%s, want oneshot (two ExecStart= in turn)' % service.get('Type'))
+        errs.append('Type=%s, want oneshot (three ExecStart= in turn)' % service.get('Type'))
     execs = service.get('ExecStart', [])
-    if len(execs) != 2 or not execs[0].startswith('-') or execs[1].startswith('-'):
-        errs.append('ExecStart= %r: want the sweep (prefixed "-") then contain' % execs)
-    elif sweep and contain:
+    got_sweep = got_contain = got_wire = []
+    if len(execs) != 3 or not execs[0].startswith('-') or not execs[1].startswith('-') or execs[2].startswith('-'):
+        errs.append('ExecStart= %r: want the sweep and contain (each prefixed "-") then wire' % execs)
+    elif sweep and contain and wire:
         got_sweep = unquote(execs[0][1:], 'ExecStart= (sweep)', errs)
-        got_contain = unquote(execs[1], 'ExecStart= (contain)', errs)
+        got_contain = unquote(execs[1][1:], 'ExecStart= (contain)', errs)
+        got_wire = unquote(execs[2], 'ExecStart= (wire)', errs)
         if got_contain != contain:
             errs.append('ExecStart= contain %r, the play ran %r on %s' % (got_contain, contain, node))
+        if got_wire != wire:
+            errs.append('ExecStart= wire %r, the play ran %r on %s' % (got_wire, wire, node))
         # the play sweeps once, on its first node: the same arguments, this node's guard
         if got_sweep[1:] != sweep[1:] or got_sweep[:1] != contain[:1]:
             errs.append('ExecStart= sweep %r, the play ran %r (with %s on %s)' % (got_sweep, sweep, contain[0], node))
-    env = {}
-    for v in service.get('Environment', []):
-        for word in unquote(v, 'Environment=', errs):
-            k, val = word.split('=', 1) if '=' in word else (word, '')
-            env[k] = val
-    if env != json.loads(env_json):
-        errs.append('Environment= %r, want the play\'s %s' % (env, env_json))
+    wsvc = watch.get('Service', {})
+    if wsvc.get('Type') != ['simple'] or wsvc.get('Restart') != ['always']:
+        errs.append('watch: Type=%s Restart=%s, want simple, always' % (wsvc.get('Type'), wsvc.get('Restart')))
+    wexec = wsvc.get('ExecStart', [])
+    if len(wexec) != 1 or (wire and unquote(wexec[0], 'watch ExecStart=', errs) != wire[:-1] + ['watch']):
+        errs.append('watch: ExecStart= %r, want the play\'s wire %r with watch for wire' % (wexec, wire))
+    if watch.get('Install', {}).get('WantedBy') != ['multi-user.target']:
+        errs.append('watch: WantedBy=%s, want multi-user.target' % watch.get('Install', {}).get('WantedBy'))
+    for name, unit in (('service', service), ('watch', wsvc)):
+        env = {}
+        for v in unit.get('Environment', []):
+            for word in unquote(v, name + ' Environment=', errs):
+                k, val = word.split('=', 1) if '=' in word else (word, '')
+                env[k] = val
+        if env != json.loads(env_json):
+            errs.append('%s: Environment= %r, want the play\'s %s' % (name, env, env_json))
     t = timer.get('Timer', {})
     for key in ('OnActiveSec', 'OnUnitActiveSec'):
         if t.get(key) != [interval]:
@@ -151,7 +172,7 @@ def main():
     if errs:
         print('\n'.join('%s: %s' % (node, e) for e in errs))
         sys.exit(1)
-    print('%s: ExecStart= %s ; %s' % (node, ' '.join(got_sweep), ' '.join(got_contain)))
+    print('%s: ExecStart= %s ; %s ; %s' % (node, ' '.join(got_sweep), ' '.join(got_contain), ' '.join(got_wire)))
 
 
 if __name__ == '__main__':

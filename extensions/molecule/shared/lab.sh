@@ -105,6 +105,8 @@ node_cgroup_root: $DIR/nodes/{node}/sys/fs/cgroup
 node_run_dir: $DIR/nodes/{node}/var/run/qemu-server
 # and where its systemd units are written (no systemctl: the lab's nodes run no systemd of theirs)
 node_unit_dir: $DIR/nodes/{node}/etc/systemd/system
+# and the wire's table the guard writes (not loaded: the nodes are directories)
+node_wire_file: $DIR/nodes/{node}/run/deevnet-envelope-guard/wire.nft
 YML
   mkdir -p "$DIR/unbound.d"
   echo "lab up: pvesim https://127.0.0.1:$port (pid $(cat "$DIR/pvesim.pid")), PowerDNS 127.0.0.1:$DNS_LAB_PDNS_PORT (API $DNS_LAB_API_PORT), Unbound 127.0.0.1:$DNS_LAB_UNBOUND_PORT"
