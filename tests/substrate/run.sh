@@ -263,7 +263,7 @@ rm -f "$REPO/tenants/tdemo-wrong.yml"
 # --- 5b. the envelope (ADR-0014): the attachment carries the substrate's; a bad envelope and a declaration over
 # it are refused before any change ------------------------------------------------------------------------
 if awk '/^  envelope:/{e=1; next} e && /^  [a-z]/{e=0} e' "$REPO/attachments/tdemo.yml" | sort | tr -d ' \n' \
-    | grep -qx 'cores:16disk:256memory:32768vms:8'; then pass "the attachment carries the default envelope (8 VMs, 16 vCPUs, 32768 MiB, 256 GiB)"
+    | grep -qx 'bandwidth:1000broadcast:200cores:16disk:256memory:32768vms:8'; then pass "the attachment carries the default envelope (8 VMs, 16 vCPUs, 32768 MiB, 256 GiB, 1000 Mbit/s, 200 broadcast frames/s)"
 else fail "the attachment's envelope: $(grep -A5 '^  envelope:' "$REPO/attachments/tdemo.yml")"; fi
 contradiction envelope-bad "vms, memory must each be a whole number of at least 1" onboard "$(cat <<'YML'
 all:
@@ -367,7 +367,7 @@ YML
 for n in $NODES; do
   d=$W/lab/nodes/$n/var/lib/vz/snippets
   if [ "$(stat -c %a "$d/deevnet-envelope-guard" 2>/dev/null)" = 755 ] \
-     && "$VENV/bin/python" -c 'import json,sys; t=json.load(open(sys.argv[1]))["tenants"]; sys.exit(t["tdemo"] != {"pool": "tenant-tdemo", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256}})' "$d/deevnet-envelopes.json"; then
+     && "$VENV/bin/python" -c 'import json,sys; t=json.load(open(sys.argv[1]))["tenants"]; sys.exit(t["tdemo"] != {"pool": "tenant-tdemo", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256, "bandwidth": 1000, "broadcast": 200}})' "$d/deevnet-envelopes.json"; then
     pass "$n: the guard (0755) and tdemo's envelope in its snippets directory"
   else fail "$n: guard [$(ls -l "$d" 2>&1 | tr '\n' ' ')] envelopes [$(cat "$d/deevnet-envelopes.json" 2>&1 | tr -d ' \n')]"; fi
 done
@@ -479,6 +479,46 @@ if command -v systemd-analyze >/dev/null; then
   { [ $c != 0 ] || [ -n "$out" ]; } && grep -qi "quot" <<<"$out" && pass "control: systemd-analyze verify refuses an unbalanced quote (exit $c)" \
     || fail "control: systemd-analyze verify on a broken unit: exit $c [$out]"
 fi
+# --- 5f. the wire on each node (docs/adr/0016-tenant-wire.md): the table the hypervisor play wrote (here not
+# loaded: the nodes are directories; make test-wire loads it in a kernel) admits exactly the tenant VMs pvesim says
+# run on that node, each NIC with its MAC and its ipconfig address as pvesim holds them, and each tenant at its
+# envelope's rate. Control: the comparison fails on a table that lost a port.
+wire_check(){ # wire_check NODE FILE: the admitted lines of FILE against pvesim's running tenant VMs on NODE
+  sapi "/cluster/resources?type=vm" | "$VENV/bin/python" - "$1" "$2" "$SIM_URL" "$CA" "$(labv substrate_pve.api_token_secret)" <<'PY'
+import json, re, ssl, sys, urllib.request
+node, path, url, ca, secret = sys.argv[1:6]
+ctx = ssl.create_default_context(cafile=ca)
+def get(p):
+    r = urllib.request.Request(url + "/api2/json" + p, headers={"Authorization": "PVEAPIToken=root@pam!sim=" + secret})
+    return json.load(urllib.request.urlopen(r, context=ctx))["data"]
+want = set()
+for r in json.load(sys.stdin)["data"]:
+    if r.get("node") != node or r.get("status") != "running" or not str(r.get("pool", "")).startswith("tenant-") or r.get("template"):
+        continue
+    c = get("/nodes/%s/qemu/%d/config?current=1" % (node, r["vmid"]))
+    for k in sorted(k for k in c if re.fullmatch(r"net\d+", k)):
+        n = k[3:]
+        nic = dict(kv.split("=", 1) for kv in c[k].split(",") if "=" in kv)
+        mac = next(v for m, v in nic.items() if m in ("virtio", "e1000", "rtl8139", "vmxnet3")).lower()
+        ip = dict(kv.split("=", 1) for kv in c["ipconfig" + n].split(","))["ip"].split("/")[0]
+        want.add("tenant %s: VM %d %s on %s (tap%di%s, fwpr%dp%s) sends as %s %s only"
+                 % (r["pool"][len("tenant-"):], r["vmid"], k, nic["bridge"], r["vmid"], n, r["vmid"], n, mac, ip))
+got = {l[len("# admitted: "):].rstrip("\n") for l in open(path) if l.startswith("# admitted: ") and " sends as " in l}
+if got != want:
+    print("missing %s; unexpected %s" % (sorted(want - got), sorted(got - want)))
+    sys.exit(1)
+print("%d port(s) admitted as pvesim holds them" % len(got))
+PY
+}
+for n in $NODES; do
+  if out=$(wire_check "$n" "$W/node-$n/wire.nft" 2>&1); then pass "$n: the wire admits its tenant VMs' NICs: $out"
+  else fail "$n: the wire on $n: $out"; fi
+done
+grep -v "^# admitted: .* sends as " "$W/node-$P2/wire.nft" > "$W/wire-bad.nft" || true
+if out=$(wire_check "$P2" "$W/wire-bad.nft" 2>&1); then
+  grep -q "sends as" "$W/node-$P2/wire.nft" && fail "control: the wire check accepted a table without its ports" || pass "control: no port on $P2 to remove"
+else pass "control: the wire check refuses a table that lost its ports ($out)"; fi
+
 contradiction guard-interval 'substrate_guard_interval "5 parsecs": must be a systemd time span above zero' tenant "---" \
   -e tenant_file=tenants/tdemo.yml -e substrate_routes=false -e tenant_run_verify=false -e 'substrate_guard_interval="5 parsecs"'
 
