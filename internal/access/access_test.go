@@ -28,7 +28,7 @@ func run(t *testing.T, srv *pvesim.Server, args map[string]any) map[string]any {
 }
 
 // runAsRoot executes mod once with the root token and returns its result and exit code.
-func runAsRoot(t *testing.T, srv *pvesim.Server, mod module.Entry, args map[string]any) (map[string]any, int) {
+func runAsRoot(t testing.TB, srv *pvesim.Server, mod module.Entry, args map[string]any) (map[string]any, int) {
 	t.Helper()
 	_, secret := srv.RootToken()
 	all := map[string]any{
