@@ -23,7 +23,7 @@ test-pvesim: tools
 	  echo "$$help" | grep -q -- "-$$f" || { echo "pvesim --help does not document --$$f"; exit 1; }; done
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzPropertyString$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pvesim
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzRequestParams$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pvesim
-	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzParsePropertyString$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pvesim/schema
+	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzParsePropertyString$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pveschema
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/sdnrender
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzFabricInterface$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/sdnrender
 

@@ -3,7 +3,9 @@
 # internal/route's whole test suite again inside a QEMU TCG guest (test/guest/run.sh).
 #
 #   make test-route    guest run of internal/route's tests (VRF devices, VRF default + return
-#                      routes, exclusive mode, the persistence hook with `ip route ... vrf`)
+#                      routes, exclusive mode, the persistence hook with `ip route ... vrf`),
+#                      internal/netlab's, and internal/cgroupslice's (TestRealKernel, which
+#                      moves a process between real cgroups, runs only there)
 #   make bench-route   63 tenants: converge and no-op, tables on the host, VRFs in the guest
 #   make route-size    size of the stripped module binary
 

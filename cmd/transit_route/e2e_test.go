@@ -71,10 +71,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // TestEgressDataPlane is the end-to-end test: the built module converges the hypervisor of a
 // namespace lab, then real packets prove egress through NAT and isolation.
 func TestEgressDataPlane(t *testing.T) {
-	testenv.Root(t)
-	testenv.Binary(t, "ip")
-	testenv.Binary(t, "nft")
-	testenv.Binary(t, "ping")
+	netlab.Require(t)
 	bin := buildModule(t)
 	lab, err := netlab.Up(netlab.Config{Tenants: 2})
 	if err != nil {

@@ -28,7 +28,7 @@ func run(t *testing.T, srv *pvesim.Server, args map[string]any) map[string]any {
 }
 
 // runAsRoot executes mod once with the root token and returns its result and exit code.
-func runAsRoot(t *testing.T, srv *pvesim.Server, mod module.Entry, args map[string]any) (map[string]any, int) {
+func runAsRoot(t testing.TB, srv *pvesim.Server, mod module.Entry, args map[string]any) (map[string]any, int) {
 	t.Helper()
 	_, secret := srv.RootToken()
 	all := map[string]any{
@@ -56,6 +56,25 @@ func twoNodeConfig() pvesim.Config {
 
 func writes(srv *pvesim.Server) int { return srv.Stats().Writes }
 
+// runWithoutWrites runs the module as what (check mode, a second run), which must succeed with
+// changed as given, send no write and return no token secret: only a run that creates the token
+// has one to return.
+func runWithoutWrites(t *testing.T, srv *pvesim.Server, what string, changed bool, args map[string]any) map[string]any {
+	t.Helper()
+	w := writes(srv)
+	res := run(t, srv, args)
+	if res["failed"] == true || res["changed"] != changed {
+		t.Fatalf("%s: want changed=%v, got %v", what, changed, res)
+	}
+	if got := writes(srv) - w; got != 0 {
+		t.Fatalf("%s sent %d write(s)", what, got)
+	}
+	if _, ok := res["token_secret"]; ok {
+		t.Fatalf("%s returned a token secret", what)
+	}
+	return res
+}
+
 func tenantClient(t *testing.T, srv *pvesim.Server, user, secret string) *pve.Client {
 	t.Helper()
 	c, err := pve.New(pve.Config{Host: srv.Host(), Port: srv.Port(), User: user, TokenID: "iac",
@@ -71,17 +90,7 @@ func TestConvergeIdempotentAndScoped(t *testing.T) {
 	ctx := context.Background()
 
 	// Check mode on a fresh cluster: reports the changes, writes nothing.
-	w0 := writes(srv)
-	res := run(t, srv, map[string]any{"name": "tdemo", "index": 1, "_ansible_check_mode": true, "_ansible_diff": true})
-	if res["failed"] == true || res["changed"] != true {
-		t.Fatalf("check mode: want changed, got %v", res)
-	}
-	if got := writes(srv) - w0; got != 0 {
-		t.Fatalf("check mode sent %d write(s)", got)
-	}
-	if _, ok := res["token_secret"]; ok {
-		t.Fatalf("check mode returned a token secret")
-	}
+	res := runWithoutWrites(t, srv, "check mode", true, map[string]any{"name": "tdemo", "index": 1, "_ansible_check_mode": true, "_ansible_diff": true})
 	// The custom role comes first, in the changes and in the diff (ADR-0013).
 	if ch := toStrings(res["changes"]); len(ch) == 0 || !strings.HasPrefix(ch[0], "create role DeevnetTenantVM (VM.Allocate,VM.Audit,") {
 		t.Fatalf("check mode: the custom role is not created first: %q", ch)
@@ -111,17 +120,7 @@ func TestConvergeIdempotentAndScoped(t *testing.T) {
 	}
 
 	// Second run: changed=false and zero writes.
-	w1 := writes(srv)
-	res = run(t, srv, map[string]any{"name": "tdemo", "index": 1})
-	if res["failed"] == true || res["changed"] != false {
-		t.Fatalf("second run not idempotent: %v", res)
-	}
-	if got := writes(srv) - w1; got != 0 {
-		t.Fatalf("second run sent %d write(s)", got)
-	}
-	if _, ok := res["token_secret"]; ok {
-		t.Fatalf("second run returned a token secret")
-	}
+	runWithoutWrites(t, srv, "second run", false, map[string]any{"name": "tdemo", "index": 1})
 
 	// A second tenant; then tdemo's token works on its own pool and is refused on tother's.
 	if res := run(t, srv, map[string]any{"name": "tother", "index": 2}); res["failed"] == true {

@@ -19,21 +19,17 @@ func runOther(t *testing.T, srv *pvesim.Server, mod module.Entry, args map[strin
 	}
 }
 
+// accessRun runs the access module with the root token, for pvesimtest's refusal checks.
+func accessRun(srv *pvesim.Server) pvesimtest.RunFunc {
+	return func(t testing.TB, args map[string]any) (map[string]any, int) {
+		return runAsRoot(t, srv, Module(), args)
+	}
+}
+
 // refused runs the access module, wants it failed with field in msg, and 0 writes attempted.
 func refused(t *testing.T, srv *pvesim.Server, args map[string]any, field string) {
 	t.Helper()
-	srv.ResetStats()
-	res := run(t, srv, args)
-	msg, _ := res["msg"].(string)
-	if res["failed"] != true {
-		t.Fatalf("%v: accepted (%v writes): %v", args, srv.Stats().Writes, res)
-	}
-	if !strings.Contains(msg, field) {
-		t.Fatalf("%v: msg %q does not name %q", args, msg, field)
-	}
-	if w := srv.Stats().Writes; w != 0 {
-		t.Fatalf("%v: %d write(s) before the refusal (%q)", args, w, msg)
-	}
+	pvesimtest.Refused(t, srv, args, field, accessRun(srv))
 }
 
 // A tenant given another tenant's index is refused before any write: once the other tenant's
@@ -104,40 +100,24 @@ func TestBadInput(t *testing.T) {
 	if res := run(t, srv, map[string]any{"name": "tdemo", "index": 1}); res["failed"] == true {
 		t.Fatalf("onboard tdemo: %v", res)
 	}
-	type badCase struct {
-		name  string
-		args  map[string]any
-		field string
-	}
-	cases := []badCase{
-		{"another tenant's index", map[string]any{"index": 1}, "index"},
-		{"index 0 (the reference tenant)", map[string]any{"index": 0}, "index"},
-		{"index 64", map[string]any{"index": 64}, "index"},
-		{"index not a number", map[string]any{"index": "two"}, "index"},
-		{"name upper case", map[string]any{"name": "TOther"}, "name"},
-		{"name too long", map[string]any{"name": "t" + strings.Repeat("x", 20)}, "name"},
-		{"tdemo under another index", map[string]any{"name": "tdemo", "index": 3}, "index"},
-		{"template missing", map[string]any{"template": 99999}, "template"},
-		{"template below 100", map[string]any{"template": 7}, "template"},
-		{"storage missing", map[string]any{"storages": []any{"nosuchstorage"}}, "storages[0]"},
-		{"storage id format", map[string]any{"storages": []any{"a b"}}, "storages[0]"},
-		{"bridge id format", map[string]any{"bridges": []any{"vm br0;x"}}, "bridges[0]"},
-		{"bridge empty", map[string]any{"bridges": []any{""}}, "bridges[0]"},
-		{"state unknown", map[string]any{"state": "gone"}, "state"},
-		{"privsep not a bool", map[string]any{"privsep": "maybe"}, "privsep"},
-		{"unknown option", map[string]any{"acl": []any{"/"}}, "acl"},
-		{"site not a dict", map[string]any{"site": "x"}, "site"},
-	}
-	for _, c := range pvesimtest.BadConnections(t) {
-		cases = append(cases, badCase{c.Name, c.Args, c.Field})
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			args := map[string]any{"name": "tother", "index": 2}
-			for k, v := range c.args {
-				args[k] = v
-			}
-			refused(t, srv, args, c.field)
-		})
-	}
+	cases := append(pvesimtest.BadConnections(t),
+		pvesimtest.Bad("another tenant's index", map[string]any{"index": 1}, "index"),
+		pvesimtest.Bad("index 0 (the reference tenant)", map[string]any{"index": 0}, "index"),
+		pvesimtest.Bad("index 64", map[string]any{"index": 64}, "index"),
+		pvesimtest.Bad("index not a number", map[string]any{"index": "two"}, "index"),
+		pvesimtest.Bad("name upper case", map[string]any{"name": "TOther"}, "name"),
+		pvesimtest.Bad("name too long", map[string]any{"name": "t" + strings.Repeat("x", 20)}, "name"),
+		pvesimtest.Bad("tdemo under another index", map[string]any{"name": "tdemo", "index": 3}, "index"),
+		pvesimtest.Bad("template missing", map[string]any{"template": 99999}, "template"),
+		pvesimtest.Bad("template below 100", map[string]any{"template": 7}, "template"),
+		pvesimtest.Bad("storage missing", map[string]any{"storages": []any{"nosuchstorage"}}, "storages[0]"),
+		pvesimtest.Bad("storage id format", map[string]any{"storages": []any{"a b"}}, "storages[0]"),
+		pvesimtest.Bad("bridge id format", map[string]any{"bridges": []any{"vm br0;x"}}, "bridges[0]"),
+		pvesimtest.Bad("bridge empty", map[string]any{"bridges": []any{""}}, "bridges[0]"),
+		pvesimtest.Bad("state unknown", map[string]any{"state": "gone"}, "state"),
+		pvesimtest.Bad("privsep not a bool", map[string]any{"privsep": "maybe"}, "privsep"),
+		pvesimtest.Bad("unknown option", map[string]any{"acl": []any{"/"}}, "acl"),
+		pvesimtest.Bad("site not a dict", map[string]any{"site": "x"}, "site"),
+	)
+	pvesimtest.RefuseAll(t, srv, map[string]any{"name": "tother", "index": 2}, cases, accessRun(srv))
 }

@@ -122,13 +122,25 @@ func cgroup2Root(t *testing.T) string {
 	return ""
 }
 
-// TestRealKernel runs against this machine's cgroup2 mount, asserting what the machine allows:
-// with the memory and cpu controllers there and root, the full placement; without them (a host
-// whose controllers are bound to cgroup v1, like this project's build machine), the refusal
-// before anything is created; as a user, the kernel's permission error naming the file. The lab
-// guest (its own kernel, cgroup v2) is where the limits themselves are proven (issue 35, part 3).
+// TestRealKernel places a process in a real cgroup v2 group, so it changes the cgroups of the
+// machine it runs on: it runs only inside the throw-away QEMU guest of test/guest/run.sh (make
+// test-route; DEEVNET_GUEST=1, cgroup2 mounted by the guest's init, root, its own kernel), never
+// on a build or CI machine, where it skips whatever the user. There it proves, against the kernel:
+// the refusal before anything is created where the controllers are not offered, Move into a bare
+// group, and the full placement with the limits read back (issue 35, part 3; issue 53, item 6).
 func TestRealKernel(t *testing.T) {
+	if os.Getenv("DEEVNET_GUEST") != "1" {
+		t.Skip("moves a process between the real cgroups of the machine it runs on: runs only in the " +
+			"throw-away QEMU guest (make test-route, test/guest/run.sh sets DEEVNET_GUEST=1)")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("the guest runs its tests as root: placing a process needs it")
+	}
 	root := cgroup2Root(t)
+	ctrl := read(t, filepath.Join(root, "cgroup.controllers"))
+	if have := strings.Fields(ctrl); !contains(have, "memory") || !contains(have, "cpu") {
+		t.Fatalf("the guest kernel's cgroup2 root offers %q, want memory and cpu", strings.TrimSpace(ctrl))
+	}
 	sleep := exec.Command("sleep", "60")
 	if err := sleep.Start(); err != nil {
 		t.Fatal(err)
@@ -136,33 +148,36 @@ func TestRealKernel(t *testing.T) {
 	t.Cleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
 	pid := sleep.Process.Pid
 	tenant := "deevnet-test-" + itoa(os.Getpid()%10000)
-	ctrl := read(t, filepath.Join(root, "cgroup.controllers"))
-	have := strings.Fields(ctrl)
-	full := contains(have, "memory") && contains(have, "cpu")
-	_, err := Place(root, tenant, Limits{MemoryMiB: 64, Cores: 1}, pid)
-	switch {
-	case !full:
-		t.Logf("%s offers %q: asserting the refusal", root, strings.TrimSpace(ctrl))
+
+	t.Run("refused where the controllers are not offered", func(t *testing.T) {
+		// A group's cgroup.controllers is what its parent enables in cgroup.subtree_control: a
+		// grandchild of a group just made, whose subtree_control is empty, is offered none.
+		bare := filepath.Join(root, "deevnet-test-bare-"+itoa(os.Getpid()%10000))
+		inner := filepath.Join(bare, "inner")
+		for _, d := range []string{bare, inner} {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() { _ = os.Remove(inner); _ = os.Remove(bare) })
+		_, err := Place(inner, tenant, Limits{MemoryMiB: 64, Cores: 1}, pid)
 		if err == nil || !strings.Contains(err.Error(), "are not available there") {
 			t.Fatalf("error %v, want the controllers refused", err)
 		}
-		if _, err := os.Stat(filepath.Join(root, Parent)); err == nil {
-			t.Fatalf("%s created", filepath.Join(root, Parent))
+		if _, err := os.Stat(filepath.Join(inner, Parent)); err == nil {
+			t.Fatalf("%s created", filepath.Join(inner, Parent))
 		}
-		moveIntoRealGroup(t, root, pid)
-	case os.Geteuid() != 0:
-		t.Logf("not root: asserting the kernel's refusal names the file")
-		if err == nil || !strings.Contains(err.Error(), filepath.Join(root, "cgroup.subtree_control")) {
-			t.Fatalf("error %v, want it to name %s", err, filepath.Join(root, "cgroup.subtree_control"))
-		}
-	default:
+	})
+	t.Run("moved into a bare group", func(t *testing.T) { moveIntoRealGroup(t, root, pid) })
+	t.Run("placed with its limits", func(t *testing.T) {
+		dir, err := Place(root, tenant, Limits{MemoryMiB: 64, Cores: 1}, pid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := Dir(root, tenant)
 		t.Cleanup(func() {
 			_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(itoa(pid)), 0o644)
 			_ = os.Remove(dir)
+			_ = os.Remove(filepath.Join(root, Parent))
 		})
 		if got := strings.TrimSpace(read(t, filepath.Join(dir, "memory.max"))); got != "67108864" {
 			t.Fatalf("memory.max %q", got)
@@ -171,7 +186,7 @@ func TestRealKernel(t *testing.T) {
 			t.Fatalf("cpu.max %q", got)
 		}
 		wantCgroup(t, pid, "/"+Parent+"/tenant-"+tenant+".slice")
-	}
+	})
 }
 
 // moveIntoRealGroup proves Move against the kernel where only a bare group can be made: the pid

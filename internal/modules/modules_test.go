@@ -87,10 +87,13 @@ func TestSelectionErrors(t *testing.T) {
 }
 
 // Every import points down: the module protocol (internal/module/...) imports none of the domain
-// packages, and only the mains in cmd/ import this package, which imports all of them.
+// packages, only the mains in cmd/ import this package, which imports all of them, and the
+// simulator (internal/pvesim/...) is imported only by its own main and by tests that start it:
+// what it shares with shipped code (the PVE schema) lives below it, in internal/pveschema.
 func TestImportsPointDown(t *testing.T) {
 	const self = "github.com/deevnet/tenant/internal/modules"
 	const proto = "github.com/deevnet/tenant/internal/module"
+	const sim = "github.com/deevnet/tenant/internal/pvesim"
 	root := filepath.Join("..", "..")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -116,6 +119,10 @@ func TestImportsPointDown(t *testing.T) {
 			if strings.HasPrefix(rel, "internal/module/") && strings.HasPrefix(p, "github.com/deevnet/tenant/") &&
 				p != proto && !strings.HasPrefix(p, proto+"/") {
 				t.Errorf("%s (the module protocol) imports %s, a package above it", rel, p)
+			}
+			if (p == sim || strings.HasPrefix(p, sim+"/")) && !strings.HasPrefix(rel, "internal/pvesim/") &&
+				!strings.HasPrefix(rel, "cmd/pvesim/") && !strings.HasSuffix(rel, "_test.go") {
+				t.Errorf("%s imports %s: only cmd/pvesim and tests may import the simulator", rel, p)
 			}
 		}
 		return nil

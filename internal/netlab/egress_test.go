@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/deevnet/tenant/internal/route"
-	"github.com/deevnet/tenant/internal/testenv"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -17,10 +16,7 @@ import (
 // runs in the QEMU guest (make test-route); cmd/transit_route's TestEgressDataPlane covers the
 // emulated-VRF lab with the module binary on the host.
 func TestEgressVRF(t *testing.T) {
-	testenv.Root(t)
-	testenv.Binary(t, "ip")
-	testenv.Binary(t, "nft")
-	testenv.Binary(t, "ping")
+	Require(t)
 	ok, err := VRFSupported()
 	if err != nil {
 		t.Fatal(err)

@@ -29,10 +29,22 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"testing"
 	"time"
 
+	"github.com/deevnet/tenant/internal/testenv"
 	"github.com/vishvananda/netns"
 )
+
+// Require skips (outside CI) or fails (in CI) a test that cannot build a lab: Up and CheckEgress
+// need root and run ip, nft and ping.
+func Require(t testing.TB) {
+	t.Helper()
+	testenv.Root(t)
+	for _, b := range []string{"ip", "nft", "ping"} {
+		testenv.Binary(t, b)
+	}
+}
 
 // Tenant is one tenant's side of the lab.
 type Tenant struct {

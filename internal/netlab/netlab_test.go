@@ -4,16 +4,11 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/deevnet/tenant/internal/testenv"
 )
 
 // Up builds the unconverged lab (no egress yet) and Down removes every namespace.
 func TestUpDown(t *testing.T) {
-	testenv.Root(t)
-	testenv.Binary(t, "ip")
-	testenv.Binary(t, "nft")
-	testenv.Binary(t, "ping")
+	Require(t)
 	lab, err := Up(Config{Tenants: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -4,18 +4,12 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/deevnet/tenant/internal/pvesim"
 )
 
 // The per-run read cache: a repeated list read costs one request; every write and every task
 // wait makes the next read go to the server again, so no write decision rests on old state.
 func TestReadCache(t *testing.T) {
-	srv, err := pvesim.Start(pvesim.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Close() }()
+	srv := startSim(t)
 	ctx := context.Background()
 	id, secret := srv.RootToken()
 	c, err := New(Config{Host: srv.Host(), Port: srv.Port(), TokenID: id, TokenSecret: secret, ValidateCerts: true,
@@ -99,11 +93,7 @@ func TestReadCache(t *testing.T) {
 
 // Without CacheReads (tests' own observers) every read goes to the server.
 func TestNoReadCacheByDefault(t *testing.T) {
-	srv, err := pvesim.Start(pvesim.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Close() }()
+	srv := startSim(t)
 	c := simClient(t, srv, "")
 	for i := 0; i < 2; i++ {
 		if err := c.Get(context.Background(), "/cluster/sdn/zones", nil, nil); err != nil {

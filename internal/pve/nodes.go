@@ -6,6 +6,7 @@ package pve
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -35,14 +36,7 @@ func NodeStatus(ctx context.Context, g Getter) (map[string]string, error) {
 }
 
 // SortedNodes are the names of status, sorted.
-func SortedNodes(status map[string]string) []string {
-	out := make([]string, 0, len(status))
-	for k := range status {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func SortedNodes(status map[string]string) []string { return slices.Sorted(maps.Keys(status)) }
 
 // CheckMaintenance refuses a maintenance entry that names no cluster node: a typo would leave
 // the node it meant to excuse failing the run, or excuse nothing.

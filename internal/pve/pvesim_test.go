@@ -11,6 +11,17 @@ import (
 	"github.com/deevnet/tenant/internal/pvesim"
 )
 
+// startSim runs a simulator with the default config for the test, closed at cleanup.
+func startSim(t *testing.T) *pvesim.Server {
+	t.Helper()
+	srv, err := pvesim.Start(pvesim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
 func simClient(t *testing.T, srv *pvesim.Server, secret string) *Client {
 	t.Helper()
 	id, s := srv.RootToken()
@@ -27,11 +38,7 @@ func simClient(t *testing.T, srv *pvesim.Server, secret string) *Client {
 
 // The client against the simulator: envelope, typed errors for 400/401/500/501, tasks.
 func TestAgainstPVESim(t *testing.T) {
-	srv, err := pvesim.Start(pvesim.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Close() }()
+	srv := startSim(t)
 	ctx := context.Background()
 	c := simClient(t, srv, "")
 
@@ -43,7 +50,7 @@ func TestAgainstPVESim(t *testing.T) {
 	}
 
 	// 400 with per-parameter errors (an SDN id over 8 characters).
-	err = c.Post(ctx, "/cluster/sdn/zones", map[string]any{"zone": "waytoolongzone", "type": "simple"}, nil)
+	err := c.Post(ctx, "/cluster/sdn/zones", map[string]any{"zone": "waytoolongzone", "type": "simple"}, nil)
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Status != 400 || ae.Errors["zone"] == "" {
 		t.Fatalf("want 400 with errors.zone, got %v", err)

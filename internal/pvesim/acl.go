@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 )
 
 // aclRoutes: the ACL and what it grants.
@@ -50,7 +50,7 @@ func (s *Server) aclUpdate(r *reqCtx) (any, error) {
 	}
 	propagate := !r.params.Has("propagate") || r.params.Bool("propagate")
 	del := r.params.Bool("delete")
-	roles := schema.SplitList(r.params.Str("roles"))
+	roles := pveschema.SplitList(r.params.Str("roles"))
 	for _, role := range roles {
 		if _, ok := s.st.Roles[role]; !ok {
 			return nil, plainErr("role '%s' does not exist", role)
@@ -61,16 +61,16 @@ func (s *Server) aclUpdate(r *reqCtx) (any, error) {
 	}
 	type ug struct{ typ, id string }
 	var who []ug
-	for _, u := range schema.SplitList(r.params.Str("users")) {
+	for _, u := range pveschema.SplitList(r.params.Str("users")) {
 		if s.st.Users[u] == nil {
 			return nil, plainErr("user '%s' does not exist", u)
 		}
 		who = append(who, ug{"user", u})
 	}
-	for _, g := range schema.SplitList(r.params.Str("groups")) {
+	for _, g := range pveschema.SplitList(r.params.Str("groups")) {
 		who = append(who, ug{"group", g})
 	}
-	for _, t := range schema.SplitList(r.params.Str("tokens")) {
+	for _, t := range pveschema.SplitList(r.params.Str("tokens")) {
 		user, tid, _ := strings.Cut(t, "!")
 		if u := s.st.Users[user]; u == nil || u.Tokens[tid] == nil {
 			return nil, plainErr("no such token '%s' for user '%s'", tid, user)

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 )
 
 // vmCloudinit lists the cloud-init keys: value for the current drive, pending for the next.
@@ -86,12 +86,12 @@ func (s *Server) vmCloudinitDump(r *reqCtx, vm *VM) (any, error) {
 		}
 		if ns := c["nameserver"]; ns != "" {
 			b.WriteString("    - type: nameserver\n      address:\n")
-			for _, a := range schema.SplitList(ns) {
+			for _, a := range pveschema.SplitList(ns) {
 				fmt.Fprintf(&b, "      - '%s'\n", a)
 			}
 			if sd := c["searchdomain"]; sd != "" {
 				b.WriteString("      search:\n")
-				for _, d := range schema.SplitList(sd) {
+				for _, d := range pveschema.SplitList(sd) {
 					fmt.Fprintf(&b, "      - '%s'\n", d)
 				}
 			}

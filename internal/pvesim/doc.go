@@ -50,7 +50,7 @@
 // simulator as the node's root@pam (NodeRootAuth): PVE's root-only options want root@pam,
 // which no API token is.
 //
-// Routing and validation live in package schema: subset.json (a copy of
+// Routing and validation live in package pveschema: subset.json (a copy of
 // ../shared/pve-api/subset.json, kept in step by TestEmbeddedSchemaInStep),
 // extra.json (/access/users, /access/users/{userid}, /cluster/status and GET
 // /nodes/{node}/status from apidata.json) and formats.json, embedded.

@@ -43,11 +43,7 @@ func TestDriveStoredAsPVEPrintsIt(t *testing.T) {
 
 	// A create's cloud-init drive is allocated the same way; on a storage with a path it is a
 	// qcow2 file.
-	if _, exit := c.task("POST", qemu, vals("vmid", "302", "scsi0", "local-lvm:4,ssd=on", "ide2", "file=local-lvm:cloudinit,")); exit != "OK" {
-		t.Fatalf("create: %s", exit)
-	}
-	var cfg map[string]any
-	c.ok("GET", qemu+"/302/config", nil, &cfg)
+	cfg := c.createVM(vals("vmid", "302", "scsi0", "local-lvm:4,ssd=on", "ide2", "file=local-lvm:cloudinit,"))
 	if cfg["ide2"] != "local-lvm:vm-302-cloudinit,media=cdrom" || cfg["scsi0"] != "local-lvm:vm-302-disk-0,size=4G,ssd=1" {
 		t.Errorf("create stored ide2 %q scsi0 %q", cfg["ide2"], cfg["scsi0"])
 	}

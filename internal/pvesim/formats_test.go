@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 )
 
 func TestPropertyStringAliases(t *testing.T) {
-	s, err := schema.Load()
+	s, err := pveschema.Load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package pvesim
 
 import (
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,7 +15,7 @@ func FuzzPropertyString(f *testing.F) {
 		"ip=10.20.129.10/24,gw=10.20.129.1", "gw=1.2.3.4", "virtio,virtio=x", ",,=,", "bridge=a,bridge=b", "ip6=auto,gw6=fe80::1"} {
 		f.Add(s)
 	}
-	sch, err := schema.Load()
+	sch, err := pveschema.Load()
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func FuzzRequestParams(f *testing.F) {
 	for _, s := range []string{"zone=tn01&type=evpn&controller=c&vrf-vxlan=10001", "zone=&type=simple", "a=1&a=2", "mtu=%ZZ", "zone=tn01+x&type=vlan&bridge=vmbr0", "nodes=a,b;c"} {
 		f.Add(s)
 	}
-	sch, err := schema.Load()
+	sch, err := pveschema.Load()
 	if err != nil {
 		f.Fatal(err)
 	}

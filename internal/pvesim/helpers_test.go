@@ -158,6 +158,18 @@ func (c *client) task(method, path string, params url.Values) (string, string) {
 	return "", ""
 }
 
+// createVM creates a VM on node from params (its vmid among them), wants the task to end OK,
+// and returns the config the simulator stored.
+func (c *client) createVM(params url.Values) map[string]any {
+	c.t.Helper()
+	if _, exit := c.task("POST", "/nodes/"+node+"/qemu", params); exit != "OK" {
+		c.t.Fatalf("create vmid %s: %s", params.Get("vmid"), exit)
+	}
+	var cfg map[string]any
+	c.ok("GET", "/nodes/"+node+"/qemu/"+params.Get("vmid")+"/config", nil, &cfg)
+	return cfg
+}
+
 func vals(kv ...string) url.Values {
 	v := url.Values{}
 	for i := 0; i+1 < len(kv); i += 2 {

@@ -34,7 +34,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 )
 
 // rrdExpire is how long pmxcfs keeps a node's RRD data after its last update.
@@ -143,7 +143,7 @@ func sdnChanged(sd *sdnState) bool {
 
 // proxyCheck is pveproxy proxying a proxyto=node call: to an offline node, the connect fails
 // and the client gets AnyEvent::HTTP's 595 with an empty body.
-func (s *Server) proxyCheck(mi *schema.Method, params Params) error {
+func (s *Server) proxyCheck(mi *pveschema.Method, params Params) error {
 	if mi.ProxyTo == "" {
 		return nil
 	}

@@ -2,7 +2,7 @@ package pvesim
 
 import (
 	"fmt"
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 	"maps"
 	"regexp"
 	"slices"
@@ -18,13 +18,13 @@ func builtinRoles() map[string][]string {
 		"VM.Snapshot.Rollback", "VM.GuestAgent.Unrestricted"}, vmUser...)
 	var pveAdmin []string
 	excluded := []string{"Sys.PowerMgmt", "Sys.Modify", "Sys.Incoming", "Sys.AccessNetwork", "Realm.Allocate", "Permissions.Modify", "Mapping.Modify"}
-	for _, p := range schema.Privileges {
+	for _, p := range pveschema.Privileges {
 		if !slices.Contains(excluded, p) {
 			pveAdmin = append(pveAdmin, p)
 		}
 	}
 	return map[string][]string{
-		"Administrator":     append([]string(nil), schema.Privileges...),
+		"Administrator":     append([]string(nil), pveschema.Privileges...),
 		"NoAccess":          {},
 		"PVEAdmin":          pveAdmin,
 		"PVEAuditor":        {"VM.Audit", "VM.GuestAgent.Audit", "Sys.Audit", "Datastore.Audit", "SDN.Audit", "Pool.Audit", "Mapping.Audit"},
@@ -157,7 +157,7 @@ func (st *state) privs(p principal, path string) map[string]bool {
 		// root@pam holds every privilege everywhere; its tokens inherit that
 		// (privsep=0) or intersect it with their own ACLs.
 		user = map[string]bool{}
-		for _, pv := range schema.Privileges {
+		for _, pv := range pveschema.Privileges {
 			user[pv] = true
 		}
 	} else {
@@ -339,7 +339,7 @@ func (st *state) evalUseridGroup(p principal, chk []any, params Params, top bool
 		return nil
 	}
 	if _, ok := opts["groups_param"]; ok {
-		groups := schema.SplitList(params.Str("groups"))
+		groups := pveschema.SplitList(params.Str("groups"))
 		if len(groups) == 0 {
 			return permError("/access/groups", []string{strings.Join(privs, "|")})
 		}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 )
 
 // poolKind: a pool with a VM in it cannot be deleted.
@@ -82,7 +82,7 @@ func (s *Server) poolUpdate(r *reqCtx) (any, error) {
 		return nil, err
 	}
 	r.updateStr(&p.Comment, "comment")
-	for _, v := range schema.SplitList(r.params.Str("vms")) {
+	for _, v := range pveschema.SplitList(r.params.Str("vms")) {
 		vmid := atoiSafe(v)
 		vm := s.st.VMs[vmid]
 		if vm == nil {

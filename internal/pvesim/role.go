@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 )
 
 // roleRoutes: the roles, the usual collection.
@@ -44,7 +44,7 @@ func (s *Server) roleCreate(r *reqCtx) (any, error) {
 	if _, ok := s.st.Roles[id]; ok {
 		return nil, plainErr("create role failed: role '%s' already exists", id)
 	}
-	s.st.Roles[id] = schema.SplitList(r.params.Str("privs"))
+	s.st.Roles[id] = pveschema.SplitList(r.params.Str("privs"))
 	return nil, nil
 }
 
@@ -56,7 +56,7 @@ func (s *Server) roleUpdate(r *reqCtx) (any, error) {
 	if _, builtin := builtinRoles()[id]; builtin {
 		return nil, plainErr("update role failed: cannot modify built-in role '%s'", id)
 	}
-	privs := schema.SplitList(r.params.Str("privs"))
+	privs := pveschema.SplitList(r.params.Str("privs"))
 	if r.params.Bool("append") {
 		privs = append(s.st.Roles[id], privs...)
 	}

@@ -2,7 +2,7 @@ package pvesim
 
 import (
 	"fmt"
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 	"net/url"
 	"sort"
 	"strconv"
@@ -11,7 +11,7 @@ import (
 )
 
 // sample returns a schema-valid value for a parameter.
-func sample(name string, p *schema.Param) string {
+func sample(name string, p *pveschema.Param) string {
 	byName := map[string]string{"size": "+1G", "tokenid": "tk1", "trunks": "10", "subnet": "10.0.0.0/24",
 		"disk": "scsi0", "upid": "UPID:" + node + ":00000001:00000001:00000001:qmstart:1:root@pam:", "digest": "0",
 		"snapname": "s1", "path": "/", "vlan-protocol": "802.1q", "protocol": "openfabric"}
@@ -116,7 +116,7 @@ func TestSchemaWalk(t *testing.T) {
 					return "zz1-10.0.0.0-24"
 				}
 				if name == "upid" {
-					return url.PathEscape(sample(name, &schema.Param{}))
+					return url.PathEscape(sample(name, &pveschema.Param{}))
 				}
 				return sample(name, mi.Parameters.Properties[name])
 			})
@@ -127,7 +127,7 @@ func TestSchemaWalk(t *testing.T) {
 			}
 			for _, k := range props {
 				p := mi.Parameters.Properties[k]
-				if pathVars[k] || p.IsOptional() || schema.IsIndexedKey(k) {
+				if pathVars[k] || p.IsOptional() || pveschema.IsIndexedKey(k) {
 					continue
 				}
 				if p = s.schema.Instance(p, Params{"protocol": "openfabric"}); p == nil {
@@ -161,7 +161,7 @@ func TestSchemaWalk(t *testing.T) {
 				}
 				for _, k := range props {
 					p := mi.Parameters.Properties[k]
-					if pathVars[k] || schema.IsIndexedKey(k) || len(p.InstanceTypes) > 0 || len(p.OneOf) > 0 {
+					if pathVars[k] || pveschema.IsIndexedKey(k) || len(p.InstanceTypes) > 0 || len(p.OneOf) > 0 {
 						continue
 					}
 					if !p.IsOptional() {

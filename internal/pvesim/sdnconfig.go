@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 )
 
 // sdnObj is one section of an SDN config file, with values as PVE returns
@@ -108,7 +108,7 @@ func idKey(kind string) string {
 }
 
 // storeParams converts validated parameters into stored values by schema type.
-func storeParams(mi *schema.Method, params Params, skip ...string) sdnObj {
+func storeParams(mi *pveschema.Method, params Params, skip ...string) sdnObj {
 	o := sdnObj{}
 	for k, v := range params {
 		if slices.Contains(skip, k) || slices.Contains([]string{"lock-token", "digest", "delete", "release-lock"}, k) {
@@ -123,7 +123,7 @@ func storeParams(mi *schema.Method, params Params, skip ...string) sdnObj {
 	return o
 }
 
-func storeValue(k string, p *schema.Param, v any) any {
+func storeValue(k string, p *pveschema.Param, v any) any {
 	switch p.Type {
 	case "integer":
 		n, _ := strconv.ParseInt(strings.TrimPrefix(fmt.Sprint(v), "+"), 10, 64)
@@ -152,7 +152,7 @@ func storeValue(k string, p *schema.Param, v any) any {
 		s = strings.Join(arr, ",")
 	}
 	if k == "nodes" || k == "exitnodes" {
-		items := schema.SplitList(s)
+		items := pveschema.SplitList(s)
 		sort.Strings(items)
 		s = strings.Join(items, ",")
 	}
@@ -323,14 +323,14 @@ func (s *Server) itemGet(kind, id string, params Params, notFound string) (any, 
 }
 
 // applyUpdate merges params into a copy of old, honouring "delete".
-func applyUpdate(mi *schema.Method, old sdnObj, params Params, fixed ...string) (sdnObj, string) {
+func applyUpdate(mi *pveschema.Method, old sdnObj, params Params, fixed ...string) (sdnObj, string) {
 	o := copyObj(old)
 	if params.Has("delete") {
 		var dels []string
 		if arr, ok := params["delete"].([]string); ok {
 			dels = arr
 		} else {
-			dels = schema.SplitList(params.Str("delete"))
+			dels = pveschema.SplitList(params.Str("delete"))
 		}
 		for _, k := range dels {
 			if slices.Contains(fixed, k) {

@@ -20,8 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deevnet/tenant/internal/pveschema"
 	"github.com/deevnet/tenant/internal/pvesim/pvesh"
-	"github.com/deevnet/tenant/internal/pvesim/schema"
 )
 
 // Stats counts API requests by "METHOD /route/template" (unknown routes as
@@ -60,7 +60,7 @@ type TaskFault struct {
 // Server is a running simulator.
 type Server struct {
 	cfg      Config
-	schema   *schema.Schema
+	schema   *pveschema.Schema
 	handlers routes
 
 	mu         sync.Mutex
@@ -158,7 +158,7 @@ func (s *Server) serveTLS(ln net.Listener) (net.Listener, error) {
 
 // Start builds the cluster from cfg and serves it on cfg.Listen (127.0.0.1:0 by default).
 func Start(cfg Config) (*Server, error) {
-	sch, err := schema.Load()
+	sch, err := pveschema.Load()
 	if err != nil {
 		return nil, fmt.Errorf("pvesim: load schema: %w", err)
 	}
@@ -354,8 +354,8 @@ func randomUUID(r *rand.Rand) string {
 
 // ---- HTTP ----
 
-// Params are request parameters as PVE sees them (see schema.Params).
-type Params = schema.Params
+// Params are request parameters as PVE sees them (see pveschema.Params).
+type Params = pveschema.Params
 
 // reqCtx is one API request after routing and parsing.
 type reqCtx struct {
@@ -447,7 +447,7 @@ func writeError(w http.ResponseWriter, e *apiError) {
 // against body parameters (merged into params), a token on a ticket-only path, the permission
 // check with the raw parameters, the proxy to an offline node (595), then schema validation,
 // which the target node does.
-func (s *Server) admit(who principal, mi *schema.Method, path string, vars map[string]string, params Params) error {
+func (s *Server) admit(who principal, mi *pveschema.Method, path string, vars map[string]string, params Params) error {
 	for k, v := range vars {
 		if bv, ok := params[k]; ok && fmt.Sprint(bv) != v {
 			return paramErr(map[string]string{k: "duplicate parameter (already defined in URI)"})
@@ -482,7 +482,7 @@ func (s *Server) serveAPI(r *http.Request, path string) (any, error) {
 	who, aerr := s.authenticate(r)
 	// 2. route lookup
 	tmpl, vars, found := s.schema.Match(path)
-	var mi *schema.Method
+	var mi *pveschema.Method
 	if found {
 		mi = s.schema.Method(tmpl, method)
 	}

@@ -5,7 +5,7 @@ package pvesim
 import (
 	"strings"
 
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 )
 
 // userKind: a user's ACL entries are its own and its tokens'; root@pam cannot be deleted.
@@ -51,7 +51,7 @@ func (s *Server) userCreate(r *reqCtx) (any, error) {
 		return nil, plainErr("create user failed: user '%s' already exists", id)
 	}
 	u := &User{Enable: !r.params.Has("enable") || r.params.Bool("enable"), Comment: r.params.Str("comment"),
-		Email: r.params.Str("email"), Expire: r.params.Int("expire"), Groups: schema.SplitList(r.params.Str("groups")), Tokens: map[string]*Token{}}
+		Email: r.params.Str("email"), Expire: r.params.Int("expire"), Groups: pveschema.SplitList(r.params.Str("groups")), Tokens: map[string]*Token{}}
 	s.st.Users[id] = u
 	return nil, nil
 }
@@ -75,7 +75,7 @@ func (s *Server) userUpdate(r *reqCtx) (any, error) {
 	r.updateStr(&u.Email, "email")
 	r.updateInt(&u.Expire, "expire")
 	if r.params.Has("groups") {
-		g := schema.SplitList(r.params.Str("groups"))
+		g := pveschema.SplitList(r.params.Str("groups"))
 		if r.params.Bool("append") {
 			g = append(u.Groups, g...)
 		}

@@ -269,12 +269,8 @@ func TestAuthErrors(t *testing.T) {
 func TestVMCreateAndCloudinitDump(t *testing.T) {
 	s := startSim(t)
 	c := rootClient(t, s)
-	if _, exit := c.task("POST", "/nodes/"+node+"/qemu", vals("vmid", "300", "name", "fresh", "scsi0", "local-lvm:8", "net0", "virtio,bridge=vmbr0",
-		"ipconfig0", "ip=10.0.0.5/24,gw=10.0.0.1", "nameserver", "10.0.0.53", "ciuser", "ops", "sshkeys", "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIA%20k")); exit != "OK" {
-		t.Fatalf("create: %s", exit)
-	}
-	var cfg map[string]any
-	c.ok("GET", "/nodes/"+node+"/qemu/300/config", nil, &cfg)
+	cfg := c.createVM(vals("vmid", "300", "name", "fresh", "scsi0", "local-lvm:8", "net0", "virtio,bridge=vmbr0",
+		"ipconfig0", "ip=10.0.0.5/24,gw=10.0.0.1", "nameserver", "10.0.0.53", "ciuser", "ops", "sshkeys", "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIA%20k"))
 	if cfg["scsi0"] != "local-lvm:vm-300-disk-0,size=8G" {
 		t.Fatalf("scsi0 = %v", cfg["scsi0"])
 	}
@@ -321,11 +317,7 @@ func TestGuestAgentInterfaces(t *testing.T) {
 func TestVMCreateAllocatesDisks(t *testing.T) {
 	c := rootClient(t, startSim(t))
 	create := "/nodes/" + node + "/qemu"
-	if _, exit := c.task("POST", create, vals("vmid", "301", "scsi0", "local-lvm:4", "virtio1", "local-lvm:2,iothread=1")); exit != "OK" {
-		t.Fatalf("create: %s", exit)
-	}
-	var cfg map[string]any
-	c.ok("GET", create+"/301/config", nil, &cfg)
+	cfg := c.createVM(vals("vmid", "301", "scsi0", "local-lvm:4", "virtio1", "local-lvm:2,iothread=1"))
 	if cfg["scsi0"] != "local-lvm:vm-301-disk-0,size=4G" || cfg["virtio1"] != "local-lvm:vm-301-disk-1,iothread=1,size=2G" {
 		t.Errorf("disks: scsi0 %v, virtio1 %v", cfg["scsi0"], cfg["virtio1"])
 	}

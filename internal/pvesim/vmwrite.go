@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 )
 
 func (s *Server) vmConfigPost(r *reqCtx, vm *VM) (any, error) { return s.vmConfigWrite(r, vm, true) }
@@ -48,7 +48,7 @@ func (s *Server) vmConfigWrite(r *reqCtx, vm *VM, async bool) (any, error) {
 			return nil, err
 		}
 	}
-	revert := schema.SplitList(r.params.Str("revert"))
+	revert := pveschema.SplitList(r.params.Str("revert"))
 	apply := func() error {
 		if refused != nil {
 			return refused
@@ -105,7 +105,7 @@ func (s *Server) configChanges(r *reqCtx, vm *VM) (map[string]string, []string, 
 	var dels []string
 	mi := s.schema.Method("/nodes/{node}/qemu/{vmid}/config", "POST")
 	if r.params.Has("delete") {
-		for _, k := range schema.SplitList(r.params.Str("delete")) {
+		for _, k := range pveschema.SplitList(r.params.Str("delete")) {
 			if mi.Parameters.Lookup(k) == nil {
 				return nil, nil, paramErr(map[string]string{"delete": fmt.Sprintf("invalid configuration ID '%s'", k)})
 			}
@@ -292,7 +292,7 @@ func (s *Server) normalizeNet(fields map[string]string) string {
 
 func normalizeTags(v string) string {
 	seen := map[string]bool{}
-	for _, t := range schema.SplitList(v) {
+	for _, t := range pveschema.SplitList(v) {
 		seen[strings.ToLower(t)] = true
 	}
 	return strings.Join(sortedKeys(seen), ";")

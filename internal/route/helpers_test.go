@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/deevnet/tenant/internal/testenv"
@@ -126,4 +127,30 @@ func findRoute(rs []netlink.Route, dst string) *netlink.Route {
 		}
 	}
 	return nil
+}
+
+// addOwnedAndForeign puts two routes nobody declares into table on link: 10.99.0.0/24 with our
+// protocol, which an exclusive run removes, and 10.98.0.0/24 with another's, which it keeps.
+func (n *testNS) addOwnedAndForeign(t testing.TB, link netlink.Link, table int) {
+	t.Helper()
+	must(t, n.H.RouteAdd(&netlink.Route{Dst: mustCIDR("10.99.0.0/24"), LinkIndex: link.Attrs().Index, Table: table, Protocol: Protocol}))
+	must(t, n.H.RouteAdd(&netlink.Route{Dst: mustCIDR("10.98.0.0/24"), LinkIndex: link.Attrs().Index, Table: table, Protocol: 4}))
+}
+
+// applyExclusive sets cfg.Exclusive and converges: the plan's one change deletes the owned route
+// of addOwnedAndForeign (its text starts with want), and afterwards only the foreign one is left.
+func (n *testNS) applyExclusive(t testing.TB, cfg *Config, table int, want string) {
+	t.Helper()
+	cfg.Exclusive = true
+	p, err := n.Mgr.Plan(*cfg)
+	must(t, err)
+	if len(p.Changes) != 1 || p.Changes[0].Op != OpDelete || !strings.HasPrefix(p.Changes[0].Text, want) {
+		t.Fatalf("exclusive plan: %+v", p.Changes)
+	}
+	_, err = n.Mgr.Apply(p)
+	must(t, err)
+	rs := routesIn(t, n.H, table, 0)
+	if findRoute(rs, "10.99.0.0/24") != nil || findRoute(rs, "10.98.0.0/24") == nil {
+		t.Errorf("after exclusive: %+v", rs)
+	}
 }

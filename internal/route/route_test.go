@@ -222,27 +222,14 @@ func TestConvergeTables(t *testing.T) {
 	}
 
 	// exclusive: an owned route nobody declares goes, a foreign one stays
-	t9 := ns.veth(t, "t9", "t9p", "")
-	must(t, ns.H.RouteAdd(&netlink.Route{Dst: mustCIDR("10.99.0.0/24"), LinkIndex: t9.Attrs().Index, Table: 1009, Protocol: Protocol}))
-	must(t, ns.H.RouteAdd(&netlink.Route{Dst: mustCIDR("10.98.0.0/24"), LinkIndex: t9.Attrs().Index, Table: 1009, Protocol: 4}))
+	ns.addOwnedAndForeign(t, ns.veth(t, "t9", "t9p", ""), 1009)
 	cfg.Routes[1].Gateway = netip.MustParseAddr("100.64.0.1")
 	p4, err := ns.Mgr.Plan(cfg)
 	must(t, err)
 	if p4.Changed() {
 		t.Fatalf("non-exclusive plan touches undeclared routes: %+v", p4.Changes)
 	}
-	cfg.Exclusive = true
-	p5, err := ns.Mgr.Plan(cfg)
-	must(t, err)
-	if len(p5.Changes) != 1 || p5.Changes[0].Op != OpDelete || !strings.HasPrefix(p5.Changes[0].Text, "10.99.0.0/24 dev t9 table 1009") {
-		t.Fatalf("exclusive plan: %+v", p5.Changes)
-	}
-	_, err = ns.Mgr.Apply(p5)
-	must(t, err)
-	left := routesIn(t, ns.H, 1009, 0)
-	if findRoute(left, "10.99.0.0/24") != nil || findRoute(left, "10.98.0.0/24") == nil {
-		t.Errorf("after exclusive: %+v", left)
-	}
+	ns.applyExclusive(t, &cfg, 1009, "10.99.0.0/24 dev t9 table 1009")
 
 	// absent removes owned routes and leaves a foreign one with a warning
 	abs := Config{State: Absent, Routes: []Route{

@@ -84,21 +84,10 @@ func TestConvergeVRF(t *testing.T) {
 	}
 
 	// exclusive: owned-but-undeclared goes, foreign stays, in a VRF table
-	t2, _ := ns.H.LinkByName("t2")
-	must(t, ns.H.RouteAdd(&netlink.Route{Dst: mustCIDR("10.99.0.0/24"), LinkIndex: t2.Attrs().Index, Table: 1002, Protocol: Protocol}))
-	must(t, ns.H.RouteAdd(&netlink.Route{Dst: mustCIDR("10.98.0.0/24"), LinkIndex: t2.Attrs().Index, Table: 1002, Protocol: 4}))
-	cfg.Exclusive = true
-	p3, err := ns.Mgr.Plan(cfg)
+	t2, err := ns.H.LinkByName("t2")
 	must(t, err)
-	if len(p3.Changes) != 1 || p3.Changes[0].Text != "10.99.0.0/24 dev t2 table vrf_tn02 metric 0" {
-		t.Fatalf("exclusive plan: %+v", p3.Changes)
-	}
-	_, err = ns.Mgr.Apply(p3)
-	must(t, err)
-	rs := routesIn(t, ns.H, 1002, 0)
-	if findRoute(rs, "10.99.0.0/24") != nil || findRoute(rs, "10.98.0.0/24") == nil {
-		t.Errorf("after exclusive: %+v", rs)
-	}
+	ns.addOwnedAndForeign(t, t2, 1002)
+	ns.applyExclusive(t, &cfg, 1002, "10.99.0.0/24 dev t2 table vrf_tn02 metric 0")
 
 	// dropping a tenant from the declaration removes its routes (exclusive)
 	cfg2 := egress(1, vrfTables)

@@ -2,7 +2,6 @@ package sdn
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,51 +10,16 @@ import (
 	"github.com/deevnet/tenant/internal/pvesim/pvesimtest"
 )
 
-// badCase is one refused input: the options (over a valid base), and the field the message names.
-type badCase struct {
-	name  string
-	args  map[string]any
-	field string
-}
-
-// connectionCases are the shared connection failures as table rows.
-func connectionCases(t *testing.T) []badCase {
-	t.Helper()
-	var out []badCase
-	for _, c := range pvesimtest.BadConnections(t) {
-		out = append(out, badCase{c.Name, c.Args, c.Field})
-	}
-	return out
-}
-
 // refuseAll runs each case over base and wants: failed, field in msg, 0 writes attempted.
-func refuseAll(t *testing.T, e *env, mod module.Entry, base map[string]any, cases []badCase) {
+func refuseAll(t *testing.T, e *env, mod module.Entry, base map[string]any, cases []pvesimtest.BadInput) {
 	t.Helper()
 	if len(cases) < 15 {
 		t.Fatalf("%d cases, want at least 15", len(cases))
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			args := map[string]any{}
-			for k, v := range base {
-				args[k] = v
-			}
-			for k, v := range c.args {
-				args[k] = v
-			}
-			e.srv.ResetStats()
-			r := e.exec(mod, args, false, true)
-			if !r.failed() {
-				t.Fatalf("%v accepted: %v", c.args, r.res)
-			}
-			if !strings.Contains(r.msg(), c.field) {
-				t.Fatalf("msg %q does not name %q", r.msg(), c.field)
-			}
-			if w := e.srv.Stats().Writes; w != 0 {
-				t.Fatalf("%d write(s) before the refusal %q", w, r.msg())
-			}
-		})
-	}
+	pvesimtest.RefuseAll(t, e.srv, base, cases, func(_ testing.TB, args map[string]any) (map[string]any, int) {
+		r := e.exec(mod, args, false, true)
+		return r.res, r.code
+	})
 }
 
 func TestFabricBadInput(t *testing.T) {
@@ -67,26 +31,26 @@ func TestFabricBadInput(t *testing.T) {
 		}
 		return n
 	}
-	cases := append(connectionCases(t),
-		badCase{"node not in the cluster", map[string]any{"nodes": []any{node("nosuchnode", nil)}}, "nodes[0].name"},
-		badCase{"area with openfabric", map[string]any{"area": "5"}, "area"},
-		badCase{"unknown protocol", map[string]any{"protocol": "bgp"}, "protocol"},
-		badCase{"ip_prefix not a prefix", map[string]any{"ip_prefix": "not-a-prefix"}, "ip_prefix"},
-		badCase{"ip_prefix IPv6", map[string]any{"ip_prefix": "fd00::/64"}, "ip_prefix"},
-		badCase{"node ip outside the prefix", map[string]any{"nodes": []any{node("dv02hyp002p02", map[string]any{"ip": "192.0.2.1"})}}, "nodes[0].ip"},
-		badCase{"node ip not an address", map[string]any{"nodes": []any{node("dv02hyp002p02", map[string]any{"ip": "x"})}}, "nodes[0].ip"},
-		badCase{"node listed twice", map[string]any{"nodes": []any{node("dv02hyp002p02", nil), node("dv02hyp002p02", nil)}}, "nodes[1].name"},
-		badCase{"no underlay interface", map[string]any{"nodes": []any{map[string]any{"name": "dv02hyp002p02", "interfaces": []any{}}}}, "nodes[0].interfaces"},
-		badCase{"interface name", map[string]any{"nodes": []any{map[string]any{"name": "dv02hyp002p02", "interfaces": []any{"bad if!"}}}}, "nodes[0].interfaces"},
-		badCase{"node name format", map[string]any{"nodes": []any{node("-bad", nil)}}, "nodes[0].name"},
-		badCase{"fabric id too long", map[string]any{"fabric": "underlay01"}, "fabric"},
-		badCase{"asn 0", map[string]any{"asn": 0}, "asn"},
-		badCase{"controller id", map[string]any{"controller": "bad ctl"}, "controller"},
-		badCase{"nodes missing", map[string]any{"nodes": nil}, "nodes"},
-		badCase{"lock_wait negative", map[string]any{"lock_wait": -1}, "lock_wait"},
-		badCase{"apply_timeout 0", map[string]any{"apply_timeout": 0}, "apply_timeout"},
-		badCase{"state unknown", map[string]any{"state": "gone"}, "state"},
-		badCase{"ospf area format", map[string]any{"protocol": "ospf", "area": "x.y"}, "area"},
+	cases := append(pvesimtest.BadConnections(t),
+		pvesimtest.Bad("node not in the cluster", map[string]any{"nodes": []any{node("nosuchnode", nil)}}, "nodes[0].name"),
+		pvesimtest.Bad("area with openfabric", map[string]any{"area": "5"}, "area"),
+		pvesimtest.Bad("unknown protocol", map[string]any{"protocol": "bgp"}, "protocol"),
+		pvesimtest.Bad("ip_prefix not a prefix", map[string]any{"ip_prefix": "not-a-prefix"}, "ip_prefix"),
+		pvesimtest.Bad("ip_prefix IPv6", map[string]any{"ip_prefix": "fd00::/64"}, "ip_prefix"),
+		pvesimtest.Bad("node ip outside the prefix", map[string]any{"nodes": []any{node("dv02hyp002p02", map[string]any{"ip": "192.0.2.1"})}}, "nodes[0].ip"),
+		pvesimtest.Bad("node ip not an address", map[string]any{"nodes": []any{node("dv02hyp002p02", map[string]any{"ip": "x"})}}, "nodes[0].ip"),
+		pvesimtest.Bad("node listed twice", map[string]any{"nodes": []any{node("dv02hyp002p02", nil), node("dv02hyp002p02", nil)}}, "nodes[1].name"),
+		pvesimtest.Bad("no underlay interface", map[string]any{"nodes": []any{map[string]any{"name": "dv02hyp002p02", "interfaces": []any{}}}}, "nodes[0].interfaces"),
+		pvesimtest.Bad("interface name", map[string]any{"nodes": []any{map[string]any{"name": "dv02hyp002p02", "interfaces": []any{"bad if!"}}}}, "nodes[0].interfaces"),
+		pvesimtest.Bad("node name format", map[string]any{"nodes": []any{node("-bad", nil)}}, "nodes[0].name"),
+		pvesimtest.Bad("fabric id too long", map[string]any{"fabric": "underlay01"}, "fabric"),
+		pvesimtest.Bad("asn 0", map[string]any{"asn": 0}, "asn"),
+		pvesimtest.Bad("controller id", map[string]any{"controller": "bad ctl"}, "controller"),
+		pvesimtest.Bad("nodes missing", map[string]any{"nodes": nil}, "nodes"),
+		pvesimtest.Bad("lock_wait negative", map[string]any{"lock_wait": -1}, "lock_wait"),
+		pvesimtest.Bad("apply_timeout 0", map[string]any{"apply_timeout": 0}, "apply_timeout"),
+		pvesimtest.Bad("state unknown", map[string]any{"state": "gone"}, "state"),
+		pvesimtest.Bad("ospf area format", map[string]any{"protocol": "ospf", "area": "x.y"}, "area"),
 	)
 	refuseAll(t, e, FabricModule(), map[string]any{"nodes": []any{member1}}, cases)
 }
@@ -98,23 +62,23 @@ func TestVRFBadInput(t *testing.T) {
 	vnet := func(id string, tag any, subnet string) []any {
 		return []any{map[string]any{"id": id, "tag": tag, "subnet": subnet}}
 	}
-	cases := append(connectionCases(t),
-		badCase{"vnet_count 3", map[string]any{"vnet_count": 3}, "vnet_count"},
-		badCase{"vnet_count 0", map[string]any{"vnet_count": 0}, "vnet_count"},
-		badCase{"index 0", map[string]any{"index": 0}, "index"},
-		badCase{"index 64", map[string]any{"index": 64}, "index"},
-		badCase{"index not a number", map[string]any{"index": "one"}, "index"},
-		badCase{"name format", map[string]any{"name": "T_demo"}, "name"},
-		badCase{"another tenant's index", map[string]any{"name": "tother", "index": 1}, "zone tn01 is not tenant tother's"},
-		badCase{"zone id too long", map[string]any{"zone": "tenantdemo"}, "zone"},
-		badCase{"zone id format", map[string]any{"zone": "tn_1"}, "zone"},
-		badCase{"vnet subnet", map[string]any{"index": 2, "name": "tother", "vnets": vnet("tn02v0", 20032, "10.20.130.0/33")}, "vnets[0].subnet"},
-		badCase{"vnet tag used by another zone", map[string]any{"index": 2, "name": "tother", "vnets": vnet("tn02v0", 20016, "10.20.130.0/24")}, "vnets[0].tag"},
-		badCase{"vrf_vxlan used by another zone", map[string]any{"index": 2, "name": "tother", "vrf_vxlan": 10001}, "vrf_vxlan"},
-		badCase{"mtu out of range", map[string]any{"mtu": 100000}, "mtu"},
-		badCase{"lock_wait negative", map[string]any{"lock_wait": -1}, "lock_wait"},
-		badCase{"lock_wait beyond apply_timeout", map[string]any{"lock_wait": 30, "apply_timeout": 10}, "lock_wait"},
-		badCase{"unknown option", map[string]any{"vnet_cnt": 2}, "vnet_cnt"},
+	cases := append(pvesimtest.BadConnections(t),
+		pvesimtest.Bad("vnet_count 3", map[string]any{"vnet_count": 3}, "vnet_count"),
+		pvesimtest.Bad("vnet_count 0", map[string]any{"vnet_count": 0}, "vnet_count"),
+		pvesimtest.Bad("index 0", map[string]any{"index": 0}, "index"),
+		pvesimtest.Bad("index 64", map[string]any{"index": 64}, "index"),
+		pvesimtest.Bad("index not a number", map[string]any{"index": "one"}, "index"),
+		pvesimtest.Bad("name format", map[string]any{"name": "T_demo"}, "name"),
+		pvesimtest.Bad("another tenant's index", map[string]any{"name": "tother", "index": 1}, "zone tn01 is not tenant tother's"),
+		pvesimtest.Bad("zone id too long", map[string]any{"zone": "tenantdemo"}, "zone"),
+		pvesimtest.Bad("zone id format", map[string]any{"zone": "tn_1"}, "zone"),
+		pvesimtest.Bad("vnet subnet", map[string]any{"index": 2, "name": "tother", "vnets": vnet("tn02v0", 20032, "10.20.130.0/33")}, "vnets[0].subnet"),
+		pvesimtest.Bad("vnet tag used by another zone", map[string]any{"index": 2, "name": "tother", "vnets": vnet("tn02v0", 20016, "10.20.130.0/24")}, "vnets[0].tag"),
+		pvesimtest.Bad("vrf_vxlan used by another zone", map[string]any{"index": 2, "name": "tother", "vrf_vxlan": 10001}, "vrf_vxlan"),
+		pvesimtest.Bad("mtu out of range", map[string]any{"mtu": 100000}, "mtu"),
+		pvesimtest.Bad("lock_wait negative", map[string]any{"lock_wait": -1}, "lock_wait"),
+		pvesimtest.Bad("lock_wait beyond apply_timeout", map[string]any{"lock_wait": 30, "apply_timeout": 10}, "lock_wait"),
+		pvesimtest.Bad("unknown option", map[string]any{"vnet_cnt": 2}, "vnet_cnt"),
 	)
 	refuseAll(t, e, VRFModule(), tdemoArgs, cases)
 }
@@ -124,20 +88,20 @@ func TestApplyBadInput(t *testing.T) {
 	setup(t, e)
 	must(t, e.vrf(map[string]any{"name": "tdemo", "index": 1}, false), true)
 	e.writes()
-	cases := append(connectionCases(t),
-		badCase{"expect not a key", map[string]any{"expect": []any{"not a key"}}, "expect[0]"},
-		badCase{"expect unknown kind", map[string]any{"expect": []any{"zone/tn01", "router/x"}}, "expect[1]"},
-		badCase{"expect kind without id", map[string]any{"expect": []any{"zone/"}}, "expect[0]"},
-		badCase{"expect fabric_node without fabric", map[string]any{"expect": []any{"fabric_node/x"}}, "expect[0]"},
-		badCase{"expect id with a slash", map[string]any{"expect": []any{"vnet/a/b"}}, "expect[0]"},
-		badCase{"lock_wait negative", map[string]any{"lock_wait": -1}, "lock_wait"},
-		badCase{"lock_wait too long", map[string]any{"lock_wait": 7200}, "lock_wait"},
-		badCase{"apply_timeout negative", map[string]any{"apply_timeout": -5}, "apply_timeout"},
-		badCase{"apply_timeout not a number", map[string]any{"apply_timeout": "soon"}, "apply_timeout"},
-		badCase{"on_failure unknown", map[string]any{"on_failure": "ignore"}, "on_failure"},
-		badCase{"allow_foreign_pending not a bool", map[string]any{"allow_foreign_pending": "perhaps"}, "allow_foreign_pending"},
-		badCase{"foreign pending", map[string]any{"expect": []any{"zone/tn01"}}, "vnet/tn01v0"},
-		badCase{"nothing expected", map[string]any{}, "did not stage"},
+	cases := append(pvesimtest.BadConnections(t),
+		pvesimtest.Bad("expect not a key", map[string]any{"expect": []any{"not a key"}}, "expect[0]"),
+		pvesimtest.Bad("expect unknown kind", map[string]any{"expect": []any{"zone/tn01", "router/x"}}, "expect[1]"),
+		pvesimtest.Bad("expect kind without id", map[string]any{"expect": []any{"zone/"}}, "expect[0]"),
+		pvesimtest.Bad("expect fabric_node without fabric", map[string]any{"expect": []any{"fabric_node/x"}}, "expect[0]"),
+		pvesimtest.Bad("expect id with a slash", map[string]any{"expect": []any{"vnet/a/b"}}, "expect[0]"),
+		pvesimtest.Bad("lock_wait negative", map[string]any{"lock_wait": -1}, "lock_wait"),
+		pvesimtest.Bad("lock_wait too long", map[string]any{"lock_wait": 7200}, "lock_wait"),
+		pvesimtest.Bad("apply_timeout negative", map[string]any{"apply_timeout": -5}, "apply_timeout"),
+		pvesimtest.Bad("apply_timeout not a number", map[string]any{"apply_timeout": "soon"}, "apply_timeout"),
+		pvesimtest.Bad("on_failure unknown", map[string]any{"on_failure": "ignore"}, "on_failure"),
+		pvesimtest.Bad("allow_foreign_pending not a bool", map[string]any{"allow_foreign_pending": "perhaps"}, "allow_foreign_pending"),
+		pvesimtest.Bad("foreign pending", map[string]any{"expect": []any{"zone/tn01"}}, "vnet/tn01v0"),
+		pvesimtest.Bad("nothing expected", map[string]any{}, "did not stage"),
 	)
 	refuseAll(t, e, ApplyModule(), map[string]any{"expect": []any{}}, cases)
 }

@@ -36,8 +36,7 @@ func TestEachListReadOncePerRun(t *testing.T) {
 	e.srv.ResetStats()
 	step := func(what string, vnets int, r run, changed bool) {
 		t.Helper()
-		s := e.srv.Stats()
-		e.srv.ResetStats()
+		s := e.takeStats()
 		must(t, r, changed)
 		checkReads(t, what, s, vnets)
 	}

@@ -81,9 +81,16 @@ func (e *env) apply(args map[string]any, check bool) run {
 }
 
 // writes returns writes attempted and accepted since the last call, and resets the counters.
-func (e *env) writes() (attempted, accepted int) {
+// takeStats returns the simulator's counts since the last take and starts them again, so each
+// step of a test counts only its own requests.
+func (e *env) takeStats() pvesim.Stats {
 	s := e.srv.Stats()
 	e.srv.ResetStats()
+	return s
+}
+
+func (e *env) writes() (attempted, accepted int) {
+	s := e.takeStats()
 	return s.Writes, s.WritesAccepted
 }
 
@@ -226,8 +233,7 @@ func TestSecondMember(t *testing.T) {
 	two := map[string]any{"nodes": []any{member1, map[string]any{"name": "dv02hyp003p02", "interfaces": []any{"vmbr0.51"}}}}
 	r := e.fabric(two, false)
 	must(t, r, true)
-	st := e.srv.Stats()
-	e.srv.ResetStats()
+	st := e.takeStats()
 	if st.Writes != 1 || st.Requests["POST /cluster/sdn/fabrics/node/{fabric_id}"] != 1 {
 		t.Fatalf("second member: writes=%d requests=%v, want exactly one node POST", st.Writes, st.Requests)
 	}
@@ -328,8 +334,7 @@ func TestApplyRollsBackOnStagingFailure(t *testing.T) {
 	if !r.failed() || !strings.Contains(r.msg(), "injected") || !strings.Contains(r.msg(), "rolled back") {
 		t.Fatalf("want a rolled back failure, got %v", r.res)
 	}
-	st := e.srv.Stats()
-	e.srv.ResetStats()
+	st := e.takeStats()
 	if st.Requests["POST /cluster/sdn/rollback"] != 1 {
 		t.Fatalf("no rollback: %v", st.Requests)
 	}
@@ -381,8 +386,7 @@ func TestRequestCounts(t *testing.T) {
 			expect = append(expect, toAny(r.strs("pending_objects"))...)
 		}
 		must(t, e.apply(map[string]any{"expect": expect}, false), true)
-		converge := e.srv.Stats()
-		e.srv.ResetStats()
+		converge := e.takeStats()
 		for i := 1; i <= n; i++ {
 			must(t, e.vrf(map[string]any{"name": fmt.Sprintf("t%02d", i), "index": i}, false), false)
 		}
@@ -429,8 +433,7 @@ func TestDriftIsRepaired(t *testing.T) {
 	e.srv.ResetStats()
 	r := e.vrf(tdemoArgs, false)
 	must(t, r, true)
-	st := e.srv.Stats()
-	e.srv.ResetStats()
+	st := e.takeStats()
 	if st.Writes != 2 || st.Requests["PUT /cluster/sdn/zones/{zone}"] != 1 || st.Requests["PUT /cluster/sdn/vnets/{vnet}/subnets/{subnet}"] != 1 {
 		t.Fatalf("drift repair: %v", st.Requests)
 	}
@@ -487,8 +490,7 @@ func TestStagingFailureBeforeFirstApply(t *testing.T) {
 	if !r.failed() || !strings.Contains(r.msg(), "injected") || !strings.Contains(r.msg(), "no running configuration") {
 		t.Fatalf("want the staging error and the failed rollback, got %v", r.res)
 	}
-	st := e.srv.Stats()
-	e.srv.ResetStats()
+	st := e.takeStats()
 	if st.Requests["DELETE /cluster/sdn/lock"] != 1 {
 		t.Fatalf("lock not released: %v", st.Requests)
 	}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deevnet/tenant/internal/pvesim/schema"
+	"github.com/deevnet/tenant/internal/pveschema"
 )
 
 // FromObjects is the renderer's input for the config running at version. running holds the
@@ -129,5 +129,5 @@ func list[O ~map[string]any](o O, k string) []string {
 	if s == "" {
 		return nil
 	}
-	return schema.SplitList(s)
+	return pveschema.SplitList(s)
 }

@@ -5,8 +5,9 @@ package vm
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,7 +177,7 @@ func (a *applier) config(delta Delta) error {
 	// PUT is PVE's synchronous config update: its errors (bad value, SSH key validation,
 	// permission) come back on this request, with PVE's own message.
 	if err := a.api.Put(a.ctx, a.base(p.node)+"/config", delta.Params, nil); err != nil {
-		return fmt.Errorf("VM %s (vmid %d): config %s: %w", d.Name, d.VMID, strings.Join(paramKeys(delta.Params), ", "), err)
+		return fmt.Errorf("VM %s (vmid %d): config %s: %w", d.Name, d.VMID, strings.Join(slices.Sorted(maps.Keys(delta.Params)), ", "), err)
 	}
 	if a.running {
 		var later []string
@@ -247,13 +248,4 @@ func (a *applier) power() error {
 		a.running = false
 	}
 	return nil
-}
-
-func paramKeys(p map[string]any) []string {
-	out := make([]string, 0, len(p))
-	for k := range p {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,6 +2,7 @@ package vm
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,7 +105,7 @@ func (c *comparison) cloudInit(d Desired) {
 	cur := c.cur
 	if len(d.IPConfig0) > 0 {
 		have := ParseProps(cur["ipconfig0"])
-		if !maps(have, d.IPConfig0) {
+		if !maps.Equal(have, d.IPConfig0) {
 			v := d.IPConfig0.Format("ip", "gw", "ip6", "gw6")
 			c.set("ipconfig0", c.str("ipconfig0"), v, v)
 		}
@@ -178,18 +179,6 @@ func (c *comparison) disk(d Desired) {
 				d.Name, disk.Key, FormatSize(disk.Size), FormatSize(d.Disk)))
 		}
 	}
-}
-
-func maps(a, b Props) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if bv, ok := b[k]; !ok || bv != v {
-			return false
-		}
-	}
-	return true
 }
 
 // Values renders the managed keys of cur for a diff: secrets masked, sshkeys decoded.

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -67,7 +68,7 @@ func TestParseNICReadsEverySpelling(t *testing.T) {
 	}
 	for in, want := range cases {
 		got := ParseNIC(in)
-		if got.Model != want.Model || got.MAC != want.MAC || got.Bridge != want.Bridge || !maps(got.Other, want.Other) {
+		if got.Model != want.Model || got.MAC != want.MAC || got.Bridge != want.Bridge || !maps.Equal(got.Other, want.Other) {
 			t.Errorf("ParseNIC(%q) = %+v, want %+v", in, got, want)
 		}
 	}

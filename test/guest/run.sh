@@ -3,9 +3,11 @@
 # what the CI host's lacks (VRF). Debian cloud kernel (apt-get download + dpkg-deb -x, cached),
 # busybox initramfs with iproute2's ip, iputils ping and nft, static `go test -c` binaries;
 # QEMU TCG with -nic none (no guest networking). Every test creates its own network namespaces
-# inside the guest; DEEVNET_GUEST=1 tells them a missing kernel feature is a failure there.
+# inside the guest; DEEVNET_GUEST=1 tells them a missing kernel feature is a failure there, and
+# lets the tests run that change the machine's own state (cgroupslice's TestRealKernel moves a
+# process between the guest's cgroups, on the cgroup2 its init mounts), which skip anywhere else.
 #   usage: test/guest/run.sh [go test flags for the guest, default: -test.v]
-#   env:   GUEST_PKGS  packages               (default: ./internal/route ./internal/netlab)
+#   env:   GUEST_PKGS  packages               (default: ./internal/route ./internal/netlab ./internal/cgroupslice)
 #          GUEST_RUN   test regexp            (default: all tests)
 #          GUEST_BENCH benchmark regexp       (default: none)
 #          ACCEL=tcg|kvm, FLAVOUR=cloud-amd64, GUEST_TIMEOUT=600 (seconds), GUEST_MEM=1024 (MiB)
@@ -27,7 +29,7 @@ echo "guest: kernel $KVER ready in $(ms $t) ms"
 
 # 2. static test binaries
 t=$(date +%s%N)
-GUEST_PKGS=${GUEST_PKGS:-./internal/route ./internal/netlab}
+GUEST_PKGS=${GUEST_PKGS:-./internal/route ./internal/netlab ./internal/cgroupslice}
 TESTS=""
 for p in $GUEST_PKGS; do
   n=$(basename "$p").test
@@ -71,6 +73,8 @@ cat > "$R/init" <<INIT
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev; mount -t tmpfs tmp /tmp; mount -t tmpfs run /run
+# cgroup2 where a PVE 9 node (systemd) has it, for cgroupslice's TestRealKernel
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "mount cgroup2 failed"
 for m in $ORDER; do insmod /lib/modules/\$m.ko || echo "insmod \$m failed"; done
 export PATH=/sbin:/bin HOME=/tmp TMPDIR=/tmp DEEVNET_GUEST=1
 cd /tmp

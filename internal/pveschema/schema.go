@@ -1,7 +1,9 @@
-// Package schema is the embedded Proxmox VE API schema (subset.json plus a
+// Package pveschema is the embedded Proxmox VE API schema (subset.json plus a
 // few paths of apidata.json, and formats.json) compiled into a router and a
-// validator that refuses what PVE refuses, with PVE's messages.
-package schema
+// validator that refuses what PVE refuses, with PVE's messages. pvesim routes
+// and validates with it and sdnrender reads its formats, so it sits below both
+// rather than inside the simulator.
+package pveschema
 
 import (
 	"embed"

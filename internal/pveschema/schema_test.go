@@ -1,4 +1,4 @@
-package schema
+package pveschema
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 
 // sharedAPIDir finds ../shared/pve-api (or $PVE_API_DIR) to compare the embedded copy with.
 func sharedAPIDir() string {
-	for _, d := range []string{os.Getenv("PVE_API_DIR"), "../../../../shared/pve-api", "../../shared/pve-api"} {
+	for _, d := range []string{os.Getenv("PVE_API_DIR"), "../../../shared/pve-api"} {
 		if _, err := os.Stat(filepath.Join(d, "subset.json")); d != "" && err == nil {
 			return d
 		}
@@ -18,7 +18,7 @@ func sharedAPIDir() string {
 	return ""
 }
 
-// TestEmbeddedSchemaInStep keeps internal/pvesim/schema in step with the
+// TestEmbeddedSchemaInStep keeps internal/pveschema in step with the
 // shared reference data when that directory exists.
 func TestEmbeddedSchemaInStep(t *testing.T) {
 	dir := sharedAPIDir()
@@ -32,7 +32,7 @@ func TestEmbeddedSchemaInStep(t *testing.T) {
 		}
 		got, _ := schemaFS.ReadFile(f)
 		if string(got) != string(want) {
-			t.Errorf("internal/pvesim/schema/%s differs from %s: copy it again", f, filepath.Join(dir, f))
+			t.Errorf("internal/pveschema/%s differs from %s: copy it again", f, filepath.Join(dir, f))
 		}
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "apidata.json"))
