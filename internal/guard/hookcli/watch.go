@@ -17,6 +17,7 @@ import (
 
 	"github.com/deevnet/tenant/internal/cgroupslice"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,12 +38,17 @@ func vmOfPort(name string) (int, bool) {
 	return id, err == nil
 }
 
-func watch(o options) error {
+func watch(o options) error { return watchUntil(o, nil, nil, nil) }
+
+// watchUntil is watch in the network namespace ns (nil: this one) until stop is closed; synced,
+// when not nil, is told after each run (the tests' clock).
+func watchUntil(o options, ns *netns.NsHandle, stop <-chan struct{}, synced chan<- []int) error {
 	updates := make(chan netlink.LinkUpdate, 256)
 	done := make(chan struct{})
 	defer close(done)
 	subErr := make(chan error, 1)
 	err := netlink.LinkSubscribeWithOptions(updates, done, netlink.LinkSubscribeOptions{
+		Namespace: ns,
 		ErrorCallback: func(err error) {
 			select {
 			case subErr <- err:
@@ -62,6 +68,9 @@ func watch(o options) error {
 		if err := wireRun(o, started); err != nil {
 			_, _ = fmt.Fprintf(o.stderr, "watch: %v\n", err)
 		}
+		if synced != nil {
+			synced <- started
+		}
 	}
 	// first the table as it should be now: ports that appeared before the watch ran
 	sync(nil)
@@ -71,6 +80,8 @@ func watch(o options) error {
 	timer.Stop()
 	for {
 		select {
+		case <-stop:
+			return nil
 		case err := <-subErr:
 			return fmt.Errorf("watch: the node's link events: %w", err)
 		case u, ok := <-updates:
