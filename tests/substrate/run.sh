@@ -484,7 +484,7 @@ fi
 # run on that node, each NIC with its MAC and its ipconfig address as pvesim holds them, and each tenant at its
 # envelope's rate. Control: the comparison fails on a table that lost a port.
 wire_check(){ # wire_check NODE FILE: the admitted lines of FILE against pvesim's running tenant VMs on NODE
-  sapi "/cluster/resources?type=vm" | "$VENV/bin/python" - "$1" "$2" "$SIM_URL" "$CA" "$(labv substrate_pve.api_token_secret)" <<'PY'
+  "$VENV/bin/python" - "$1" "$2" "$SIM_URL" "$CA" "$(labv substrate_pve.api_token_secret)" <<'PY'
 import json, re, ssl, sys, urllib.request
 node, path, url, ca, secret = sys.argv[1:6]
 ctx = ssl.create_default_context(cafile=ca)
@@ -492,7 +492,7 @@ def get(p):
     r = urllib.request.Request(url + "/api2/json" + p, headers={"Authorization": "PVEAPIToken=root@pam!sim=" + secret})
     return json.load(urllib.request.urlopen(r, context=ctx))["data"]
 want = set()
-for r in json.load(sys.stdin)["data"]:
+for r in get("/cluster/resources?type=vm"):
     if r.get("node") != node or r.get("status") != "running" or not str(r.get("pool", "")).startswith("tenant-") or r.get("template"):
         continue
     c = get("/nodes/%s/qemu/%d/config?current=1" % (node, r["vmid"]))
