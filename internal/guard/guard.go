@@ -172,17 +172,55 @@ func str(v any) string { return jsonval.String(v) }
 // Share is one tenant's limits in its cgroup group on one node: memory in MiB, vCPUs.
 type Share struct {
 	MemoryMiB, Cores int
+	// QEMUMiB is what the QEMU processes of the VMs counted here take above their guest RAM
+	// (QEMUOverheadMiB each): the group's memory.max is MemoryMiB + QEMUMiB (MemoryMaxMiB).
+	QEMUMiB int
 	// What it was computed from, for the line that reports a change: the envelope and the
 	// tenant's configured use running on the other nodes and on this one.
 	Envelope                  Envelope
 	ElsewhereMiB, HereMiB     int
 	ElsewhereCores, HereCores int
+	HereVMs                   int
+}
+
+// MemoryMaxMiB is the group's memory.max in MiB: the share of guest RAM plus what QEMU itself
+// takes for each VM running here, so that VMs filling their share are not OOM-killed by the
+// guard's own limit, while a tenant past its envelope by more than QEMU's own memory still is.
+func (s Share) MemoryMaxMiB() int { return s.MemoryMiB + s.QEMUMiB }
+
+// QEMU's own memory per VM, above its guest RAM (docs/adr/0014-tenant-envelope.md, decision 3,
+// "QEMU's own memory"). Measured: a qemu-system-x86_64 with the template's machine and devices
+// and its guest RAM all touched has VmRSS - RAM of 53-56 MiB outside TCG's code buffer at 512
+// MiB to 4 GiB and 1 to 4 vCPUs (constant: QEMU's binary, libraries, devices, ROMs, VGA, vCPU
+// threads), plus page tables (VmPTE) of 2.1 MiB per GiB of guest RAM; KVM's own, charged to the
+// group too and not measurable without KVM here, is about 4 MiB per GiB more (its memslot rmap
+// and EPT tables, 8 bytes per 4 KiB page each). PVE reserves nothing for it (qemu-server
+// Memory.pm: -m <memory>, no limit on the VM's scope). The rule: 128 MiB (2.3x the measured
+// constant: PVE 9's QEMU links more libraries than the 7.2 measured) plus 1/128 of the guest
+// RAM (8 MiB per GiB against about 6).
+const (
+	qemuBaseMiB  = 128
+	qemuRAMShare = 128 // 1/qemuRAMShare of the guest RAM
+	// With kvm: 0 the VM runs under TCG, whose code buffer (1 GiB, QEMU's default tb-size, which
+	// PVE does not set) fills as the guest runs and stays resident.
+	qemuTCGMiB = 1024
+)
+
+// QEMUOverheadMiB is what the QEMU process of a VM of memoryMiB guest RAM takes above it, with
+// config its configuration (kvm: 0 adds TCG's code buffer).
+func QEMUOverheadMiB(memoryMiB int, config map[string]any) int {
+	mib := qemuBaseMiB + (memoryMiB+qemuRAMShare-1)/qemuRAMShare
+	if str(config["kvm"]) == "0" {
+		mib += qemuTCGMiB
+	}
+	return mib
 }
 
 // NodeShare is tenant's share of its envelope on node, the limits of its group there:
 //
 //	memory = max(envelope.memory - memory of its guests running on other nodes, memory of those running on node)
 //	cores  = the same with vCPUs (sockets x cores, as the envelope counts them)
+//	memory.max = memory + QEMUOverheadMiB of each guest running on node (MemoryMaxMiB)
 //
 // Each node's group gets the whole envelope no more: with the whole envelope on every node the
 // kernel let a tenant running on n nodes use n envelopes (VMs started before a sweep guarded them,
@@ -217,6 +255,8 @@ func (f File) NodeShare(resources []Resource, tenant, node string, configs map[i
 		}
 		if r.Node == node || r.VMID == starting {
 			s.HereMiB, s.HereCores = s.HereMiB+g.Memory, s.HereCores+g.Cores
+			s.HereVMs++
+			s.QEMUMiB += QEMUOverheadMiB(g.Memory, c)
 		} else {
 			s.ElsewhereMiB, s.ElsewhereCores = s.ElsewhereMiB+g.Memory, s.ElsewhereCores+g.Cores
 		}
@@ -228,8 +268,8 @@ func (f File) NodeShare(resources []Resource, tenant, node string, configs map[i
 
 // String says where the share comes from, as the guard reports a change of it.
 func (s Share) String() string {
-	return fmt.Sprintf("%d MiB, %d vCPUs: envelope %d MiB, %d vCPUs less %d MiB, %d vCPUs running on other nodes; %d MiB, %d vCPUs run here",
-		s.MemoryMiB, s.Cores, s.Envelope.Memory, s.Envelope.Cores, s.ElsewhereMiB, s.ElsewhereCores, s.HereMiB, s.HereCores)
+	return fmt.Sprintf("%d MiB, %d vCPUs: envelope %d MiB, %d vCPUs less %d MiB, %d vCPUs running on other nodes; %d MiB, %d vCPUs run here; memory.max %d MiB: %d MiB more for QEMU itself, its VM(s) here %d",
+		s.MemoryMiB, s.Cores, s.Envelope.Memory, s.Envelope.Cores, s.ElsewhereMiB, s.ElsewhereCores, s.HereMiB, s.HereCores, s.MemoryMaxMiB(), s.QEMUMiB, s.HereVMs)
 }
 
 // Running are the guests of tenant's pool that run: those whose running configurations NodeShare

@@ -174,18 +174,19 @@ func TestNodeShare(t *testing.T) {
 		starting           int
 		config             map[string]any // starting's configuration
 		mem, cores         int
+		qemu               int // QEMU's own memory of the VMs counted here: 128 MiB + RAM/128 each
 	}{
-		{"p02: the envelope less p03's 10102", "tdemo", "p02", twoNodes, 0, nil, 32768 - 16384, 16 - 8},
-		{"p03: the envelope less p02's 10101", "tdemo", "p03", twoNodes, 0, nil, 32768 - 4096, 16 - 2},
-		{"a node where nothing of tdemo runs: less both", "tdemo", "p04", twoNodes, 0, nil, 32768 - 4096 - 16384, 16 - 2 - 8},
-		{"tother's own, on one node: the whole envelope", "tother", "p02", twoNodes, 0, nil, 32768, 16},
+		{"p02: the envelope less p03's 10102", "tdemo", "p02", twoNodes, 0, nil, 32768 - 16384, 16 - 8, 128 + 32},
+		{"p03: the envelope less p02's 10101", "tdemo", "p03", twoNodes, 0, nil, 32768 - 4096, 16 - 2, 128 + 128},
+		{"a node where nothing of tdemo runs: less both", "tdemo", "p04", twoNodes, 0, nil, 32768 - 4096 - 16384, 16 - 2 - 8, 0},
+		{"tother's own, on one node: the whole envelope", "tother", "p02", twoNodes, 0, nil, 32768, 16, 128 + 240},
 		// 10103 starts on p03 (resources still say p02, as at a migration's target start): here, not elsewhere
-		{"starting counts where it starts", "tdemo", "p03", twoNodes, 10103, map[string]any{"cores": 4.0, "memory": 8192.0}, 32768 - 4096, 16 - 2},
-		{"starting: its node's share grows past the envelope's rest to hold it", "tdemo", "p03", twoNodes, 10103, map[string]any{"cores": 8.0, "memory": 16384.0}, 32768, 16},
+		{"starting counts where it starts", "tdemo", "p03", twoNodes, 10103, map[string]any{"cores": 4.0, "memory": 8192.0}, 32768 - 4096, 16 - 2, 128 + 128 + 128 + 64},
+		{"starting: its node's share grows past the envelope's rest to hold it", "tdemo", "p03", twoNodes, 10103, map[string]any{"cores": 8.0, "memory": 16384.0}, 32768, 16, 128 + 128 + 128 + 128},
 		{"over the envelope (a VM started before a sweep): each node keeps what runs there", "tdemo", "p02",
-			append([]Resource{{VMID: 10104, Node: "p03", Pool: "tenant-tdemo", Status: "running"}}, twoNodes...), 0, nil, 4096, 2},
+			append([]Resource{{VMID: 10104, Node: "p03", Pool: "tenant-tdemo", Status: "running"}}, twoNodes...), 0, nil, 4096, 2, 128 + 32},
 		{"nothing left for a node: 1 MiB and 1 vCPU (cpu.max takes no quota of 0)", "tdemo", "p04",
-			append([]Resource{{VMID: 10104, Node: "p03", Pool: "tenant-tdemo", Status: "running"}}, twoNodes...), 0, nil, 1, 1},
+			append([]Resource{{VMID: 10104, Node: "p03", Pool: "tenant-tdemo", Status: "running"}}, twoNodes...), 0, nil, 1, 1, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			configs := twoNodeConfigs()
@@ -200,6 +201,9 @@ func TestNodeShare(t *testing.T) {
 			if s.MemoryMiB != c.mem || s.Cores != c.cores {
 				t.Fatalf("share %d MiB, %d vCPUs, want %d MiB, %d vCPUs (%s)", s.MemoryMiB, s.Cores, c.mem, c.cores, s)
 			}
+			if s.MemoryMaxMiB() != c.mem+c.qemu {
+				t.Fatalf("memory.max %d MiB, want the share %d + %d MiB for the QEMU of the VMs here (%s)", s.MemoryMaxMiB(), c.mem, c.qemu, s)
+			}
 		})
 	}
 	// Within the envelope, a node's cap plus what runs on the other nodes is the envelope: n nodes
@@ -209,7 +213,7 @@ func TestNodeShare(t *testing.T) {
 	if p02.MemoryMiB+16384 != 32768 || p03.MemoryMiB+4096 != 32768 || p02.Cores+8 != 16 || p03.Cores+2 != 16 {
 		t.Fatalf("p02 %s; p03 %s", p02, p03)
 	}
-	if want := "28672 MiB, 14 vCPUs: envelope 32768 MiB, 16 vCPUs less 4096 MiB, 2 vCPUs running on other nodes; 16384 MiB, 8 vCPUs run here"; p03.String() != want {
+	if want := "28672 MiB, 14 vCPUs: envelope 32768 MiB, 16 vCPUs less 4096 MiB, 2 vCPUs running on other nodes; 16384 MiB, 8 vCPUs run here; memory.max 28928 MiB: 256 MiB more for QEMU itself, its VM(s) here 1"; p03.String() != want {
 		t.Fatalf("String: %q, want %q", p03, want)
 	}
 }
@@ -232,5 +236,23 @@ func TestNodeShareRefusals(t *testing.T) {
 	}
 	if got := f.Running(twoNodes, "tdemo"); len(got) != 2 || got[0].VMID != 10101 || got[1].VMID != 10102 {
 		t.Fatalf("Running: %v", got)
+	}
+}
+
+// QEMU's own memory: 128 MiB and 1/128 of the guest RAM (rounded up) per VM, and TCG's code
+// buffer (1 GiB) for a VM with kvm: 0.
+func TestQEMUOverhead(t *testing.T) {
+	for _, c := range []struct {
+		mem    int
+		config map[string]any
+		want   int
+	}{
+		{512, nil, 128 + 4}, {2048, nil, 128 + 16}, {4096, map[string]any{"kvm": 1.0}, 128 + 32},
+		{256, nil, 128 + 2}, {100, nil, 128 + 1}, {32768, nil, 128 + 256},
+		{2048, map[string]any{"kvm": 0.0}, 128 + 16 + 1024}, {2048, map[string]any{"kvm": "0"}, 128 + 16 + 1024},
+	} {
+		if got := QEMUOverheadMiB(c.mem, c.config); got != c.want {
+			t.Errorf("QEMUOverheadMiB(%d, %v) = %d, want %d", c.mem, c.config, got, c.want)
+		}
 	}
 }

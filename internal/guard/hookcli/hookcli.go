@@ -248,7 +248,7 @@ func place(o options, arg string) error {
 }
 
 func limitsOf(s guard.Share) cgroupslice.Limits {
-	return cgroupslice.Limits{MemoryMiB: s.MemoryMiB, Cores: s.Cores}
+	return cgroupslice.Limits{MemoryMiB: s.MemoryMaxMiB(), Cores: s.Cores}
 }
 
 // qemuPid reads the pid qemu-server keeps for a running VM (<run-dir>/<vmid>.pid).

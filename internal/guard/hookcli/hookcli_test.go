@@ -116,31 +116,36 @@ func TestShareAcrossNodes(t *testing.T) {
 	run(p02, placed(p02, "10101", "4101"), "contain")
 	run(p03, placed(p03, "10102", "4102"), "contain")
 	// p02: 32768 - 16384 MiB on p03, 16 - 8 vCPUs; p03: 32768 - 4096, 16 - 2. Not 32768 / 16 each.
-	limits(p02, "17179869184", "800000 100000")
-	limits(p03, "30064771072", "1400000 100000")
+	// memory.max adds QEMU's own memory for each VM running there (128 MiB + RAM/128): 10101's
+	// 160 MiB on p02, 10102's 256 on p03.
+	limits(p02, "17347641344", "800000 100000")
+	limits(p03, "30333206528", "1400000 100000")
 	run(p02, "", "contain")
 	run(p03, "", "contain")
 
 	// 10102 gets 8192 MiB more (memory hotplug, which no pre-start sees): p02's cap shrinks at
-	// its next contain; p03 keeps what runs there (24576 MiB, under its 28672).
+	// its next contain; p03 keeps what runs there (24576 MiB, under its 28672), and its memory.max
+	// follows 10102's QEMU, now 320 MiB.
 	answer("/nodes/p03/qemu/10102/config", map[string]any{"sockets": 2, "cores": 4, "memory": "24576"})
 	slice02 := filepath.Join(p02.cgroup, "deevnet.slice", "tenant-tdemo.slice")
-	shrink := "tenant tdemo: " + slice02 + " on p02: memory.max 17179869184 -> 8589934592 (its share here: 8192 MiB, 8 vCPUs: envelope 32768 MiB, 16 vCPUs less 24576 MiB, 8 vCPUs running on other nodes; 4096 MiB, 2 vCPUs run here)\n"
+	shrink := "tenant tdemo: " + slice02 + " on p02: memory.max 17347641344 -> 8757706752 (its share here: 8192 MiB, 8 vCPUs: envelope 32768 MiB, 16 vCPUs less 24576 MiB, 8 vCPUs running on other nodes; 4096 MiB, 2 vCPUs run here; memory.max 8352 MiB: 160 MiB more for QEMU itself, its VM(s) here 1)\n"
 	run(p02, shrink, "-check", "contain")
-	limits(p02, "17179869184", "800000 100000")
+	limits(p02, "17347641344", "800000 100000")
 	run(p02, shrink, "contain")
-	limits(p02, "8589934592", "800000 100000")
+	limits(p02, "8757706752", "800000 100000")
 	run(p02, "", "contain")
+	slice03 := filepath.Join(p03.cgroup, "deevnet.slice", "tenant-tdemo.slice")
+	run(p03, "tenant tdemo: "+slice03+" on p03: memory.max 30333206528 -> 30400315392 (its share here: 28672 MiB, 14 vCPUs: envelope 32768 MiB, 16 vCPUs less 4096 MiB, 2 vCPUs running on other nodes; 24576 MiB, 8 vCPUs run here; memory.max 28992 MiB: 320 MiB more for QEMU itself, its VM(s) here 1)\n", "contain")
 	run(p03, "", "contain")
-	limits(p03, "30064771072", "1400000 100000")
+	limits(p03, "30400315392", "1400000 100000")
 
 	// 10102 stops; 10103 starts on p02: pre-start gives p02's group the whole envelope (nothing
 	// runs elsewhere) before QEMU runs, post-start places it there.
 	res[1]["status"] = "stopped"
 	answer("/cluster/resources", res)
-	run(p02, "tenant tdemo: "+slice02+" on p02: memory.max 8589934592 -> 34359738368, cpu.max 800000 100000 -> 1600000 100000 (its share here: 32768 MiB, 16 vCPUs: envelope 32768 MiB, 16 vCPUs less 0 MiB, 0 vCPUs running on other nodes; 12288 MiB, 6 vCPUs run here)\n",
+	run(p02, "tenant tdemo: "+slice02+" on p02: memory.max 8757706752 -> 34728837120, cpu.max 800000 100000 -> 1600000 100000 (its share here: 32768 MiB, 16 vCPUs: envelope 32768 MiB, 16 vCPUs less 0 MiB, 0 vCPUs running on other nodes; 12288 MiB, 6 vCPUs run here; memory.max 33120 MiB: 352 MiB more for QEMU itself, its VM(s) here 2)\n",
 		"10103", "pre-start")
-	limits(p02, "34359738368", "1600000 100000")
+	limits(p02, "34728837120", "1600000 100000")
 	run(p02, "", "10103", "pre-start")
 	if err := os.WriteFile(filepath.Join(p02.run, "10103.pid"), []byte("4103\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -149,7 +154,7 @@ func TestShareAcrossNodes(t *testing.T) {
 	if got := p02.slice("cgroup.procs"); got != "4103" {
 		t.Fatalf("cgroup.procs %q", got)
 	}
-	limits(p02, "34359738368", "1600000 100000")
+	limits(p02, "34728837120", "1600000 100000")
 }
 
 // A share that cannot be computed (a running VM's configuration unreadable) is an error naming
