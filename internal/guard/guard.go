@@ -190,14 +190,15 @@ func (s Share) MemoryMaxMiB() int { return s.MemoryMiB + s.QEMUMiB }
 
 // QEMU's own memory per VM, above its guest RAM (docs/adr/0014-tenant-envelope.md, decision 3,
 // "QEMU's own memory"). Measured: a qemu-system-x86_64 with the template's machine and devices
-// and its guest RAM all touched has VmRSS - RAM of 53-56 MiB outside TCG's code buffer at 512
-// MiB to 4 GiB and 1 to 4 vCPUs (constant: QEMU's binary, libraries, devices, ROMs, VGA, vCPU
-// threads), plus page tables (VmPTE) of 2.1 MiB per GiB of guest RAM; KVM's own, charged to the
+// and its guest RAM all touched has VmRSS - RAM of 53-59 MiB outside TCG's code buffer at 512
+// MiB to 4 GiB and 1 to 8 vCPUs (the same at every size, about 1 MiB per vCPU: QEMU's binary,
+// libraries, devices, ROMs, VGA, threads), plus page tables (VmPTE) of 2 MiB per GiB of guest
+// RAM (test/guest/qemu-overhead.sh, QEMU 7.2 under TCG); KVM's own, charged to the
 // group too and not measurable without KVM here, is about 4 MiB per GiB more (its memslot rmap
 // and EPT tables, 8 bytes per 4 KiB page each). PVE reserves nothing for it (qemu-server
-// Memory.pm: -m <memory>, no limit on the VM's scope). The rule: 128 MiB (2.3x the measured
-// constant: PVE 9's QEMU links more libraries than the 7.2 measured) plus 1/128 of the guest
-// RAM (8 MiB per GiB against about 6).
+// Memory.pm: -m <memory>, no limit on the VM's scope). The rule: 128 MiB (over twice the
+// measured constant: PVE 9's QEMU 10 links more libraries than the 7.2 measured, and ~70 vCPUs
+// fit) plus 1/128 of the guest RAM (8 MiB per GiB against about 6).
 const (
 	qemuBaseMiB  = 128
 	qemuRAMShare = 128 // 1/qemuRAMShare of the guest RAM
