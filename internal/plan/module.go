@@ -103,5 +103,10 @@ func EnvelopeOption() *module.Option {
 		"cores":  {Type: module.TypeInt, Required: true},
 		"memory": {Type: module.TypeInt, Required: true},
 		"disk":   {Type: module.TypeInt, Required: true},
+		// the disk I/O rates, optional: an attachment from before them has none
+		"disk_read_mbps":  {Type: module.TypeInt},
+		"disk_write_mbps": {Type: module.TypeInt},
+		"disk_read_iops":  {Type: module.TypeInt},
+		"disk_write_iops": {Type: module.TypeInt},
 	}}
 }
