@@ -9,8 +9,11 @@ package guard
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/deevnet/tenant/internal/cgroupslice"
 	"github.com/deevnet/tenant/internal/envelope"
 	"github.com/deevnet/tenant/internal/jsonval"
 )
@@ -21,9 +24,12 @@ type File struct {
 	Tenants map[string]Tenant `json:"tenants"`
 }
 
-// Tenant is one tenant of the envelope file.
+// Tenant is one tenant of the envelope file. VG is the volume group of its thin pool
+// <vg>/tenant-<name> on every node (ADR-0014, decision 2), whose devices its disk I/O rates cap;
+// a file from before it has none, and no I/O is capped.
 type Tenant struct {
 	Pool     string   `json:"pool"`
+	VG       string   `json:"vg,omitempty"`
 	Envelope Envelope `json:"envelope"`
 }
 
@@ -40,9 +46,24 @@ func Parse(b []byte) (File, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return File{}, fmt.Errorf("not an envelope file (JSON {\"tenants\": {name: {pool, envelope}}}): %w", err)
 	}
-	for name, t := range f.Tenants {
+	// A rate of 0 reads as not given once decoded: one written as 0 is refused here, by its key.
+	var given struct {
+		Tenants map[string]struct {
+			Envelope map[string]json.RawMessage `json:"envelope"`
+		} `json:"tenants"`
+	}
+	if err := json.Unmarshal(b, &given); err != nil {
+		return File{}, fmt.Errorf("not an envelope file: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.Tenants)) {
+		t := f.Tenants[name]
 		if t.Pool == "" {
 			return File{}, fmt.Errorf("tenants.%s.pool: missing", name)
+		}
+		for _, key := range envelope.Rates {
+			if _, ok := given.Tenants[name].Envelope[key]; ok && t.Envelope.Rates()[key] < 1 {
+				return File{}, fmt.Errorf("tenants.%s.envelope.%s %d must be at least 1 (or not given: no cap)", name, key, t.Envelope.Rates()[key])
+			}
 		}
 		if err := t.Envelope.Validate("tenants." + name + ".envelope"); err != nil {
 			return File{}, err
@@ -181,6 +202,17 @@ type Share struct {
 	ElsewhereMiB, HereMiB     int
 	ElsewhereCores, HereCores int
 	HereVMs                   int
+	// The disk I/O cap of the group here: the envelope's rates, in bytes and operations a second
+	// (0: none), on the devices behind ThinData, the device-mapper name of the tenant's thin
+	// pool's data device ("" when the envelope file names no VG). Not shared out between nodes:
+	// each node's pool is on that node's own disks.
+	ReadBps, WriteBps, ReadIOPS, WriteIOPS int64
+	ThinData                               string
+}
+
+// CapsIO says whether the group here gets an io.max: a rate given, and the tenant's VG known.
+func (s Share) CapsIO() bool {
+	return s.ThinData != "" && s.ReadBps+s.WriteBps+s.ReadIOPS+s.WriteIOPS > 0
 }
 
 // MemoryMaxMiB is the group's memory.max in MiB: the share of guest RAM plus what QEMU itself
@@ -241,7 +273,12 @@ func (f File) NodeShare(resources []Resource, tenant, node string, configs map[i
 	if !ok {
 		return Share{}, fmt.Errorf("tenant %s: not in the envelope file", tenant)
 	}
-	s := Share{Envelope: t.Envelope}
+	s := Share{Envelope: t.Envelope,
+		ReadBps: int64(t.Envelope.DiskReadMBps) << 20, WriteBps: int64(t.Envelope.DiskWriteMBps) << 20,
+		ReadIOPS: int64(t.Envelope.DiskReadIOPS), WriteIOPS: int64(t.Envelope.DiskWriteIOPS)}
+	if t.VG != "" {
+		s.ThinData = cgroupslice.DMName(t.VG, TenantPoolPrefix+tenant) + "_tdata"
+	}
 	for _, r := range resources {
 		if r.Pool != t.Pool || (r.Status != "running" && r.VMID != starting) {
 			continue
@@ -270,7 +307,25 @@ func (f File) NodeShare(resources []Resource, tenant, node string, configs map[i
 // String says where the share comes from, as the guard reports a change of it.
 func (s Share) String() string {
 	return fmt.Sprintf("%d MiB, %d vCPUs: envelope %d MiB, %d vCPUs less %d MiB, %d vCPUs running on other nodes; %d MiB, %d vCPUs run here; memory.max %d MiB: %d MiB more for QEMU itself, its VM(s) here %d",
-		s.MemoryMiB, s.Cores, s.Envelope.Memory, s.Envelope.Cores, s.ElsewhereMiB, s.ElsewhereCores, s.HereMiB, s.HereCores, s.MemoryMaxMiB(), s.QEMUMiB, s.HereVMs)
+		s.MemoryMiB, s.Cores, s.Envelope.Memory, s.Envelope.Cores, s.ElsewhereMiB, s.ElsewhereCores, s.HereMiB, s.HereCores, s.MemoryMaxMiB(), s.QEMUMiB, s.HereVMs) + s.ioString()
+}
+
+// ioString is the disk I/O part of String, "" when the group gets no io.max.
+func (s Share) ioString() string {
+	if !s.CapsIO() {
+		return ""
+	}
+	var r []string
+	for _, v := range []struct {
+		what string
+		n    int64
+		unit string
+	}{{"read", s.ReadBps >> 20, " MiB/s"}, {"write", s.WriteBps >> 20, " MiB/s"}, {"read", s.ReadIOPS, " IOPS"}, {"write", s.WriteIOPS, " IOPS"}} {
+		if v.n > 0 {
+			r = append(r, fmt.Sprintf("%s %d%s", v.what, v.n, v.unit))
+		}
+	}
+	return fmt.Sprintf("; disk I/O %s on the devices under %s", strings.Join(r, ", "), s.ThinData)
 }
 
 // Running are the guests of tenant's pool that run: those whose running configurations NodeShare

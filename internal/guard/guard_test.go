@@ -256,3 +256,49 @@ func TestQEMUOverhead(t *testing.T) {
 		}
 	}
 }
+
+// The envelope's disk I/O rates: the group's cap on every node (each node's disks are its own),
+// on the devices under the tenant's thin pool data device, named from the file's vg; none
+// without a rate or a vg.
+func TestNodeShareIO(t *testing.T) {
+	f, err := Parse([]byte(`{"tenants": {
+		"tdemo":  {"pool": "tenant-tdemo", "vg": "pve", "envelope": {"vms": 3, "cores": 16, "memory": 32768, "disk": 256,
+			"disk_read_mbps": 400, "disk_write_mbps": 200, "disk_write_iops": 4000}},
+		"tother": {"pool": "tenant-tother", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256, "disk_write_mbps": 100}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, node := range []string{"p02", "p03"} {
+		s, err := f.NodeShare(twoNodes, "tdemo", node, twoNodeConfigs(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.CapsIO() || s.ReadBps != 400<<20 || s.WriteBps != 200<<20 || s.ReadIOPS != 0 || s.WriteIOPS != 4000 || s.ThinData != "pve-tenant--tdemo_tdata" {
+			t.Fatalf("%s: %+v", node, s)
+		}
+		if want := "; disk I/O read 400 MiB/s, write 200 MiB/s, write 4000 IOPS on the devices under pve-tenant--tdemo_tdata"; !strings.HasSuffix(s.String(), want) {
+			t.Fatalf("String %q, want it to end %q", s, want)
+		}
+	}
+	// tother: a rate but no vg (a file from before it): no io.max, and String says none
+	s, err := f.NodeShare(twoNodes, "tother", "p02", twoNodeConfigs(), 0)
+	if err != nil || s.CapsIO() || strings.Contains(s.String(), "disk I/O") {
+		t.Fatalf("tother: %+v %v", s, err)
+	}
+}
+
+// A rate given as 0 or below is refused by its key before the guard writes anything; not given,
+// it is no cap (an attachment from before the rates).
+func TestParseRates(t *testing.T) {
+	for rate, want := range map[string]string{
+		`"disk_write_mbps": 0`:  "tenants.tdemo.envelope.disk_write_mbps 0 must be at least 1 (or not given: no cap)",
+		`"disk_read_iops": -3`:  "tenants.tdemo.envelope.disk_read_iops -3 must be at least 1 (or not given: no cap)",
+		`"disk_read_mbps": 1`:   "",
+		`"disk_write_iops": 99`: "",
+	} {
+		_, err := Parse([]byte(`{"tenants": {"tdemo": {"pool": "tenant-tdemo", "vg": "pve", "envelope": {"vms": 3, "cores": 16, "memory": 32768, "disk": 256, ` + rate + `}}}}`))
+		if (want == "" && err != nil) || (want != "" && (err == nil || err.Error() != want)) {
+			t.Errorf("%s: error %v, want %q", rate, err, want)
+		}
+	}
+}

@@ -179,3 +179,87 @@ func TestShareUnreadable(t *testing.T) {
 		t.Fatalf("a group made without its share: memory.max %s", got)
 	}
 }
+
+// The envelope's disk I/O rates: place gives tdemo's group on p02 an io.max on each whole disk
+// under its thin pool's data device there (sysfs, -sys-root: sda3 a partition of sda, and
+// nvme0n1), whatever the VM's own disk options; a disk added under the pool reaches the group at
+// the next contain, reported first with -check.
+func TestIOMaxOnTheDevicesUnderTheThinPool(t *testing.T) {
+	answer := fakePvesh(t)
+	envelopes := filepath.Join(t.TempDir(), EnvelopeFile)
+	if err := os.WriteFile(envelopes, []byte(`{"tenants": {"tdemo": {"pool": "tenant-tdemo", "vg": "pve", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256, "disk_write_mbps": 100, "disk_read_iops": 2000}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	answer("/cluster/resources", []map[string]any{{"type": "qemu", "vmid": 10101, "node": "p02", "pool": "tenant-tdemo", "status": "running"}})
+	answer("/nodes/p02/qemu/10101/config", map[string]any{"cores": 2, "memory": "4096", "scsi0": "tenant-tdemo:vm-10101-disk-0,mbps_wr=5000,size=8G"})
+	p02 := newNode(t, "p02", map[string]string{"10101": "4101"})
+	sys := t.TempDir()
+	mk := func(path, dev string, dm string, slaves ...string) {
+		t.Helper()
+		d := filepath.Join(sys, "devices", path)
+		files := map[string]string{"dev": dev}
+		if dm != "" {
+			files["dm/name"] = dm
+		}
+		if strings.Contains(path, "/") && dm == "" {
+			files["partition"] = "1"
+		}
+		for _, s := range slaves {
+			files["slaves/"+s] = ""
+		}
+		for f, body := range files {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(d, f)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, f), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = os.MkdirAll(filepath.Join(sys, "class", "block"), 0o755)
+		if err := os.Symlink(d, filepath.Join(sys, "class", "block", filepath.Base(path))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("sda", "8:0", "")
+	mk("sda/sda3", "8:3", "")
+	mk("nvme0n1", "259:0", "")
+	mk("virtual-dm-7", "254:7", "pve-tenant--tdemo_tdata", "sda3")
+	guard := func(args ...string) string {
+		t.Helper()
+		out, errOut, rc := p02.guard(t, envelopes, append([]string{"-sys-root", sys}, args...)...)
+		if rc != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, rc, errOut)
+		}
+		return out
+	}
+	guard("place", "10101")
+	if got, want := p02.slice("io.max"), "8:0 rbps=max wbps=104857600 riops=2000 wiops=max"; got != want {
+		t.Fatalf("io.max %q, want %q", got, want)
+	}
+	if got := guard("contain"); got != "" {
+		t.Fatalf("contain again: %q", got)
+	}
+	// the pool's data extended onto nvme0n1
+	if err := os.WriteFile(filepath.Join(sys, "devices", "virtual-dm-7", "slaves", "nvme0n1"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	slice := filepath.Join(p02.cgroup, "deevnet.slice", "tenant-tdemo.slice")
+	want := "tenant tdemo: " + slice + " on p02: io.max none -> 259:0 rbps=max wbps=104857600 riops=2000 wiops=max (its share here: 32768 MiB, 16 vCPUs: envelope 32768 MiB, 16 vCPUs less 0 MiB, 0 vCPUs running on other nodes; 4096 MiB, 2 vCPUs run here; memory.max 32928 MiB: 160 MiB more for QEMU itself, its VM(s) here 1; disk I/O write 100 MiB/s, read 2000 IOPS on the devices under pve-tenant--tdemo_tdata)\n"
+	if got := guard("-check", "contain"); got != want {
+		t.Fatalf("contain -check: %q, want %q", got, want)
+	}
+	if got := guard("contain"); got != want {
+		t.Fatalf("contain: %q, want %q", got, want)
+	}
+	if got, want := p02.slice("io.max"), "259:0 rbps=max wbps=104857600 riops=2000 wiops=max\n8:0 rbps=max wbps=104857600 riops=2000 wiops=max"; got != want {
+		t.Fatalf("io.max %q, want %q", got, want)
+	}
+	// a bad rate in the envelope file: refused naming it, nothing written
+	if err := os.WriteFile(envelopes, []byte(`{"tenants": {"tdemo": {"pool": "tenant-tdemo", "vg": "pve", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256, "disk_write_mbps": 0}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, rc := p02.guard(t, envelopes, "-sys-root", sys, "contain")
+	if rc != 1 || out != "" || !strings.Contains(errOut, "tenants.tdemo.envelope.disk_write_mbps 0 must be at least 1") {
+		t.Fatalf("bad rate: exit %d, stdout %q, stderr %q", rc, out, errOut)
+	}
+}
