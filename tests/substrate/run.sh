@@ -363,7 +363,7 @@ YML
 for n in $NODES; do
   d=$W/lab/nodes/$n/var/lib/vz/snippets
   if [ "$(stat -c %a "$d/deevnet-envelope-guard" 2>/dev/null)" = 755 ] \
-     && "$VENV/bin/python" -c 'import json,sys; t=json.load(open(sys.argv[1]))["tenants"]; sys.exit(t["tdemo"] != {"pool": "tenant-tdemo", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256}})' "$d/deevnet-envelopes.json"; then
+     && "$VENV/bin/python" -c 'import json,sys; t=json.load(open(sys.argv[1]))["tenants"]; sys.exit(t["tdemo"] != {"pool": "tenant-tdemo", "vg": "pve", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256, "disk_read_mbps": 400, "disk_write_mbps": 200, "disk_read_iops": 8000, "disk_write_iops": 4000}})' "$d/deevnet-envelopes.json"; then
     pass "$n: the guard (0755) and tdemo's envelope in its snippets directory"
   else fail "$n: guard [$(ls -l "$d" 2>&1 | tr '\n' ' ')] envelopes [$(cat "$d/deevnet-envelopes.json" 2>&1 | tr -d ' \n')]"; fi
 done
