@@ -14,7 +14,7 @@ import (
 )
 
 // The guest proof of io.max (issue 53, docs/adr/0014-tenant-envelope.md decision 3, "Disk I/O"):
-// inside test/guest/run.sh's QEMU guest (its own kernel, DEEVNET_GUEST=1; `make test-guard-io`),
+// inside test/guest/run.sh's QEMU guest (its own kernel, DEEVNET_GUEST=1; `make test-guard-guest`),
 // never on the machine running the tests. One RAM disk (brd's ram0) stands for a node's physical
 // volume shared by two tenants; each tenant's thin pool data device is a dm-linear half of it
 // named as LVM names it (pve-tenant--<name>_tdata), a real dm-thin pool over it (metadata on
@@ -26,7 +26,7 @@ import (
 // throttled writes do not slow it, not how a disk would split).
 func TestIOMaxGuest(t *testing.T) {
 	if os.Getenv("DEEVNET_GUEST") != "1" {
-		t.Skip("needs test/guest/run.sh's guest (make test-guard-io): it mounts cgroup2, makes RAM disks and dm-thin pools")
+		t.Skip("needs test/guest/run.sh's guest (make test-guard-guest): it mounts cgroup2, makes RAM disks and dm-thin pools")
 	}
 	root := "/sys/fs/cgroup"
 	if b, _ := os.ReadFile("/proc/self/mountinfo"); !strings.Contains(string(b), " - cgroup2 ") {
