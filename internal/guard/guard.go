@@ -225,7 +225,9 @@ func (s Share) MemoryMaxMiB() int { return s.MemoryMiB + s.QEMUMiB }
 // and its guest RAM all touched has VmRSS - RAM of 53-59 MiB outside TCG's code buffer at 512
 // MiB to 4 GiB and 1 to 8 vCPUs (the same at every size, about 1 MiB per vCPU: QEMU's binary,
 // libraries, devices, ROMs, VGA, threads), plus page tables (VmPTE) of 2 MiB per GiB of guest
-// RAM (test/guest/qemu-overhead.sh, QEMU 7.2 under TCG); KVM's own, charged to the
+// RAM (test/guest/qemu-overhead.sh, QEMU 7.2 under TCG; in a tenant's group in the guest's
+// kernel, paused before any guest code, memory.current is RAM + 16 MiB: TestQEMUMemoryGuest,
+// which also sees it OOM-killed under its RAM alone); KVM's own, charged to the
 // group too and not measurable without KVM here, is about 4 MiB per GiB more (its memslot rmap
 // and EPT tables, 8 bytes per 4 KiB page each). PVE reserves nothing for it (qemu-server
 // Memory.pm: -m <memory>, no limit on the VM's scope). The rule: 128 MiB (over twice the
