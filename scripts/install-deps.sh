@@ -12,6 +12,8 @@ PACKAGES=(
   iproute2 nftables iputils-ping
   # the QEMU guest for kernel features the host lacks (VRF, 802.1Q, VLAN-aware bridges)
   qemu-system-x86 busybox-static
+  # the guard's io.max proof in that guest: dm-linear and dm-thin made with dmsetup (make test-guard-guest)
+  dmsetup
   # trixie's guest kernel ships xz-compressed modules (test/guest/run.sh unpacks them for busybox insmod)
   xz-utils
   # the substrate lab: ssh to the guest and its nodes (test/lab/lab.sh)

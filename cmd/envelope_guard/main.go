@@ -18,13 +18,16 @@
 //
 // A tenant's share on a node is max(envelope - what its VMs running on other nodes are configured
 // with, what its VMs running here are configured with), memory and vCPUs alike (internal/guard
-// NodeShare), so the nodes' groups do not each grant the whole envelope.
+// NodeShare), so the nodes' groups do not each grant the whole envelope; memory.max adds QEMU's
+// own memory for each VM running here (guard.QEMUOverheadMiB). The envelope's disk I/O rates are
+// the group's io.max on each disk under the tenant's thin pool here (found in sysfs).
 //
 // Flags, before the arguments (PVE passes none): -envelopes (default deevnet-envelopes.json
 // beside this executable), -cgroup-root (/sys/fs/cgroup), -run-dir (/var/run/qemu-server),
 // -volume (sweep's hookscript, local:snippets/deevnet-envelope-guard), -check (sweep, contain: change nothing),
 // -template (sweep: the shared template too), -away (sweep: nodes in maintenance, left alone),
-// -node (contain: this node's name, default the host name up to its first dot).
+// -node (contain: this node's name, default the host name up to its first dot), -sys-root (/sys:
+// where the disks under a tenant's thin pool are found).
 // Cluster state comes from `pvesh` on PATH, as root needs no token on its own node.
 package main
 

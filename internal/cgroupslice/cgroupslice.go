@@ -21,22 +21,48 @@ package cgroupslice
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Parent is the group under the cgroup2 root that holds every tenant's group.
 const Parent = "deevnet.slice"
 
-// Limits are one tenant's share of a node (internal/guard NodeShare): memory (MiB) and cores (vCPUs).
+// Limits are one tenant's share of a node (internal/guard NodeShare): memory (MiB) and cores
+// (vCPUs), and its disk I/O on each of the node's devices behind its storage.
 type Limits struct {
 	MemoryMiB int
 	Cores     int
+	IO        []IOLimit
 }
+
+// IOLimit is the group's io.max on one whole block device (the kernel takes none on a
+// partition): bytes and operations a second, each 0 for none (the kernel's "max"). The kernel's
+// blk-throttle holds every bio the group's processes issue to that device, whatever the VM's own
+// disk options, and a bio a device-mapper target passes down keeps its cgroup.
+type IOLimit struct {
+	Dev                      string // MAJ:MIN
+	RBps, WBps, RIOPS, WIOPS int64
+}
+
+// line is l as io.max reads it back (one device a line, every key, "max" for none).
+func (l IOLimit) line() string {
+	v := func(n int64) string {
+		if n <= 0 {
+			return "max"
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	return fmt.Sprintf("%s rbps=%s wbps=%s riops=%s wiops=%s", l.Dev, v(l.RBps), v(l.WBps), v(l.RIOPS), v(l.WIOPS))
+}
+
+var devRule = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
 
 // cpuPeriod is cpu.max's period in microseconds (the kernel's default); the quota is one
 // period per vCPU, so Cores vCPUs may run flat out together and no more.
@@ -60,7 +86,14 @@ func Ensure(root, tenant string, l Limits) (string, error) {
 	if l.MemoryMiB < 1 || l.Cores < 1 {
 		return "", fmt.Errorf("tenant %s: memory %d MiB and cores %d must each be at least 1", tenant, l.MemoryMiB, l.Cores)
 	}
-	if err := requireControllers(filepath.Join(root, "cgroup.controllers"), "memory", "cpu"); err != nil {
+	if err := l.checkIO(tenant); err != nil {
+		return "", err
+	}
+	controllers := []string{"memory", "cpu"}
+	if len(l.IO) > 0 {
+		controllers = append(controllers, "io") // only then: a node without it keeps its memory and CPU caps
+	}
+	if err := requireControllers(filepath.Join(root, "cgroup.controllers"), controllers...); err != nil {
 		return "", err
 	}
 	parent := filepath.Join(root, Parent)
@@ -78,7 +111,7 @@ func Ensure(root, tenant string, l Limits) (string, error) {
 			}
 		}
 		if step.control != "" {
-			if err := write(step.control, "+memory +cpu"); err != nil {
+			if err := write(step.control, "+"+strings.Join(controllers, " +")); err != nil {
 				return "", err
 			}
 		}
@@ -88,8 +121,98 @@ func Ensure(root, tenant string, l Limits) (string, error) {
 			return "", err
 		}
 	}
+	if err := writeIO(dir, l.IO); err != nil {
+		return "", err
+	}
 	return dir, nil
 }
+
+// checkIO refuses an io.max that is no device number or a negative rate, before anything is
+// written.
+func (l Limits) checkIO(tenant string) error {
+	seen := map[string]bool{}
+	for _, io := range l.IO {
+		if !devRule.MatchString(io.Dev) || seen[io.Dev] {
+			return fmt.Errorf("tenant %s: io.max device %q: must be one MAJ:MIN, once", tenant, io.Dev)
+		}
+		seen[io.Dev] = true
+		if io.RBps < 0 || io.WBps < 0 || io.RIOPS < 0 || io.WIOPS < 0 {
+			return fmt.Errorf("tenant %s: io.max on %s: rbps %d, wbps %d, riops %d, wiops %d: no rate may be negative", tenant, io.Dev, io.RBps, io.WBps, io.RIOPS, io.WIOPS)
+		}
+	}
+	return nil
+}
+
+// ioChanges are the io.max lines to write to the group at dir for want: each device whose line
+// differs, and every device it caps that want does not name, back to no cap (a device no longer
+// behind the tenant's storage, or rates taken out of the envelope). was is each such device's
+// line now ("none": no cap).
+func ioChanges(dir string, want []IOLimit) (lines, was []string, err error) {
+	file := filepath.Join(dir, "io.max")
+	b, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		b, err = nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	now := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if dev, _, ok := strings.Cut(line, " "); ok {
+			now[dev] = line
+		}
+	}
+	named := map[string]bool{}
+	for _, w := range want {
+		named[w.Dev] = true
+		if line := w.line(); now[w.Dev] != line {
+			lines, was = append(lines, line), append(was, or(now[w.Dev], "none"))
+		}
+	}
+	for _, dev := range slices.Sorted(maps.Keys(now)) {
+		if !named[dev] {
+			lines, was = append(lines, IOLimit{Dev: dev}.line()), append(was, now[dev])
+		}
+	}
+	return lines, was, nil
+}
+
+func or(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}
+
+// writeIO writes the io.max lines the group at dir lacks. The kernel takes one device a write;
+// a directory laid out like cgroupfs (the tests') gets the whole file as the kernel would show it.
+func writeIO(dir string, want []IOLimit) error {
+	lines, _, err := ioChanges(dir, want)
+	if err != nil || len(lines) == 0 {
+		return err
+	}
+	file := filepath.Join(dir, "io.max")
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		return fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	if fs.Type == cgroup2Magic {
+		for _, line := range lines {
+			if err := write(file, line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var all []string
+	for _, w := range want {
+		all = append(all, w.line())
+	}
+	return write(file, strings.Join(all, "\n"))
+}
+
+// cgroup2Magic is CGROUP2_SUPER_MAGIC (linux/magic.h), statfs's f_type of a cgroup v2 mount.
+const cgroup2Magic = 0x63677270
 
 type limitValue struct{ file, value string }
 
@@ -131,6 +254,13 @@ func Changes(dir string, l Limits) (changes []string, made bool, err error) {
 		if was != v.value {
 			changes = append(changes, fmt.Sprintf("%s %s -> %s", v.file, was, v.value))
 		}
+	}
+	lines, was, err := ioChanges(dir, l.IO)
+	if err != nil {
+		return nil, true, err
+	}
+	for i, line := range lines {
+		changes = append(changes, fmt.Sprintf("io.max %s -> %s", was[i], line))
 	}
 	return changes, true, nil
 }

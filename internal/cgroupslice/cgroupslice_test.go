@@ -63,12 +63,12 @@ func TestRefusedBeforeAnythingIsCreated(t *testing.T) {
 		l                         Limits
 		want                      string
 	}{
-		{"cgroup v1 controllers", "hugetlb\n", "tdemo", Limits{1024, 1},
+		{"cgroup v1 controllers", "hugetlb\n", "tdemo", Limits{MemoryMiB: 1024, Cores: 1},
 			`cgroup.controllers lists "hugetlb": the cgroup v2 controller(s) memory, cpu are not available there`},
-		{"no cpu", "memory pids", "tdemo", Limits{1024, 1}, "controller(s) cpu are not available"},
-		{"a path in the name", "cpu memory", "../etc", Limits{1024, 1}, `tenant "../etc": must be a lower-case DNS label`},
-		{"no memory", "cpu memory", "tdemo", Limits{0, 1}, "tenant tdemo: memory 0 MiB and cores 1 must each be at least 1"},
-		{"no cores", "cpu memory", "tdemo", Limits{1024, 0}, "memory 1024 MiB and cores 0 must each be at least 1"},
+		{"no cpu", "memory pids", "tdemo", Limits{MemoryMiB: 1024, Cores: 1}, "controller(s) cpu are not available"},
+		{"a path in the name", "cpu memory", "../etc", Limits{MemoryMiB: 1024, Cores: 1}, `tenant "../etc": must be a lower-case DNS label`},
+		{"no memory", "cpu memory", "tdemo", Limits{MemoryMiB: 0, Cores: 1}, "tenant tdemo: memory 0 MiB and cores 1 must each be at least 1"},
+		{"no cores", "cpu memory", "tdemo", Limits{MemoryMiB: 1024, Cores: 0}, "memory 1024 MiB and cores 0 must each be at least 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := fakeRoot(t, c.controllers)
@@ -92,7 +92,7 @@ func TestErrorsNameTheFile(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(Dir(root, "tdemo"), "memory.max"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Place(root, "tdemo", Limits{1024, 2}, 4242)
+	_, err := Place(root, "tdemo", Limits{MemoryMiB: 1024, Cores: 2}, 4242)
 	want := `writing "1073741824" to ` + filepath.Join(Dir(root, "tdemo"), "memory.max")
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want %q", err, want)
@@ -295,5 +295,82 @@ func TestChanges(t *testing.T) {
 	}
 	if _, _, err := Changes(dir, Limits{MemoryMiB: 1, Cores: 1}); err == nil || !strings.Contains(err.Error(), "reading "+filepath.Join(dir, "memory.max")) {
 		t.Fatalf("an unreadable memory.max: %v, want the file named", err)
+	}
+}
+
+// io.max: one line per device behind the tenant's storage, as the kernel reads it back; the io
+// controller handed down only when there is one (a node without it keeps memory and CPU); a
+// change names each device's line before and after, and a device no longer named goes back to
+// no cap.
+func TestIOMax(t *testing.T) {
+	root := fakeRoot(t, "cpu io memory\n")
+	sda := IOLimit{Dev: "8:0", RBps: 400 << 20, WBps: 200 << 20, WIOPS: 4000}
+	nvme := IOLimit{Dev: "259:0", RBps: 400 << 20, WBps: 200 << 20, WIOPS: 4000}
+	l := Limits{MemoryMiB: 1024, Cores: 2, IO: []IOLimit{sda, nvme}}
+	dir, err := Ensure(root, "tdemo", l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "8:0 rbps=419430400 wbps=209715200 riops=max wiops=4000\n259:0 rbps=419430400 wbps=209715200 riops=max wiops=4000"
+	if got := read(t, filepath.Join(dir, "io.max")); got != want {
+		t.Fatalf("io.max %q, want %q", got, want)
+	}
+	for _, f := range []string{"cgroup.subtree_control", "deevnet.slice/cgroup.subtree_control"} {
+		if got := read(t, filepath.Join(root, f)); got != "+memory +cpu +io" {
+			t.Fatalf("%s %q", f, got)
+		}
+	}
+	if ch, _, err := Changes(dir, l); err != nil || ch != nil {
+		t.Fatalf("Changes of what is there: %q %v", ch, err)
+	}
+	// the write rate halved, nvme no longer behind the storage
+	sda.WBps = 100 << 20
+	ch, _, err := Changes(dir, Limits{MemoryMiB: 1024, Cores: 2, IO: []IOLimit{sda}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(ch, ", "), "io.max 8:0 rbps=419430400 wbps=209715200 riops=max wiops=4000 -> 8:0 rbps=419430400 wbps=104857600 riops=max wiops=4000, "+
+		"io.max 259:0 rbps=419430400 wbps=209715200 riops=max wiops=4000 -> 259:0 rbps=max wbps=max riops=max wiops=max"; got != want {
+		t.Fatalf("Changes %q, want %q", got, want)
+	}
+	if _, err := Ensure(root, "tdemo", Limits{MemoryMiB: 1024, Cores: 2, IO: []IOLimit{sda}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(dir, "io.max")); got != "8:0 rbps=419430400 wbps=104857600 riops=max wiops=4000" {
+		t.Fatalf("io.max %q", got)
+	}
+	// without io: memory and cpu only, even where the root has no io controller
+	root2 := fakeRoot(t, "cpu memory\n")
+	if _, err := Ensure(root2, "tdemo", Limits{MemoryMiB: 1024, Cores: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(root2, "cgroup.subtree_control")); got != "+memory +cpu" {
+		t.Fatalf("subtree_control %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(Dir(root2, "tdemo"), "io.max")); !os.IsNotExist(err) {
+		t.Fatalf("io.max written without io limits: %v", err)
+	}
+}
+
+// Bad io.max input is refused, naming it, before anything is created.
+func TestIOMaxRefused(t *testing.T) {
+	for _, c := range []struct {
+		controllers string
+		io          []IOLimit
+		want        string
+	}{
+		{"cpu memory", []IOLimit{{Dev: "8:0", WBps: 1}}, "the cgroup v2 controller(s) io are not available there"},
+		{"cpu io memory", []IOLimit{{Dev: "sda", WBps: 1}}, `tenant tdemo: io.max device "sda": must be one MAJ:MIN, once`},
+		{"cpu io memory", []IOLimit{{Dev: "8:0", WBps: 1}, {Dev: "8:0", RBps: 1}}, `io.max device "8:0": must be one MAJ:MIN, once`},
+		{"cpu io memory", []IOLimit{{Dev: "8:0", WBps: -1}}, "tenant tdemo: io.max on 8:0: rbps 0, wbps -1, riops 0, wiops 0: no rate may be negative"},
+	} {
+		root := fakeRoot(t, c.controllers)
+		_, err := Ensure(root, "tdemo", Limits{MemoryMiB: 1024, Cores: 2, IO: c.io})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.io, err, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(root, Parent)); !os.IsNotExist(err) {
+			t.Errorf("%v: %s created before the refusal", c.io, Parent)
+		}
 	}
 }

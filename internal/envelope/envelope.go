@@ -1,5 +1,5 @@
 // Package envelope is a tenant's hardware envelope (docs/adr/0014-tenant-envelope.md): the most
-// VMs, vCPUs, memory and disk the substrate lets one tenant hold. PVE 9 has no pool quota (a pool
+// VMs, vCPUs, memory and disk the substrate lets one tenant hold, and the disk I/O its VMs may do. PVE 9 has no pool quota (a pool
 // holds members and ACLs, nothing else), so the substrate sets the envelope at onboarding and
 // every place that can refuse growth checks it. This package is the rule itself, with no I/O.
 package envelope
@@ -23,10 +23,28 @@ type Envelope struct {
 	// given" (an attachment from before the wire): its ports are still checked, at no rate.
 	Bandwidth int `opt:"bandwidth" json:"bandwidth,omitempty"`
 	Broadcast int `opt:"broadcast" json:"broadcast,omitempty"`
+	// Disk I/O of all the tenant's VMs on one node together, whatever their own mbps_*/iops_*
+	// say (the guard's io.max on the node's devices behind the tenant's thin pool): MiB/s (as
+	// PVE's mbps_rd, 1048576 bytes a second) and operations a second. 0 is not given (an
+	// attachment from before them): no cap.
+	DiskReadMBps  int `opt:"disk_read_mbps" json:"disk_read_mbps,omitempty"`
+	DiskWriteMBps int `opt:"disk_write_mbps" json:"disk_write_mbps,omitempty"`
+	DiskReadIOPS  int `opt:"disk_read_iops" json:"disk_read_iops,omitempty"`
+	DiskWriteIOPS int `opt:"disk_write_iops" json:"disk_write_iops,omitempty"`
 }
 
-// Validate refuses an envelope with a limit below one, naming each such field; the wire's limits
-// may be left out (0), never negative.
+// Rates are the disk I/O keys of an envelope, in the order Rates lists them: each optional, at
+// least 1 when given.
+var Rates = []string{"disk_read_mbps", "disk_write_mbps", "disk_read_iops", "disk_write_iops"}
+
+// Rates are e's disk I/O limits by key (0: not given).
+func (e Envelope) Rates() map[string]int {
+	return map[string]int{"disk_read_mbps": e.DiskReadMBps, "disk_write_mbps": e.DiskWriteMBps,
+		"disk_read_iops": e.DiskReadIOPS, "disk_write_iops": e.DiskWriteIOPS}
+}
+
+// Validate refuses an envelope with a limit below one, or a disk I/O rate below zero (0 is a
+// rate not given), naming each such field.
 func (e Envelope) Validate(field string) error {
 	var errs []string
 	for _, l := range e.limits() {
@@ -37,6 +55,12 @@ func (e Envelope) Validate(field string) error {
 	for _, l := range e.wireLimits() {
 		if l.limit < 0 {
 			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1%s, or left out", field, l.key, l.limit, l.unit))
+		}
+	}
+	rates := e.Rates()
+	for _, key := range Rates {
+		if rates[key] < 0 {
+			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1 (or not given: no cap)", field, key, rates[key]))
 		}
 	}
 	if len(errs) > 0 {

@@ -56,6 +56,14 @@ func TestValidate(t *testing.T) {
 		!strings.Contains(err.Error(), "substrate_tenant_envelope.memory -1 must be at least 1 MiB") || strings.Contains(err.Error(), "cores") {
 		t.Fatalf("Validate: %v", err)
 	}
+	// the disk I/O rates: not given (0) is no cap; given, at least 1
+	if err := (Envelope{VMs: 1, Cores: 1, Memory: 1, Disk: 1, DiskWriteMBps: 1, DiskReadIOPS: 1}).Validate("envelope"); err != nil {
+		t.Fatal(err)
+	}
+	err = Envelope{VMs: 1, Cores: 1, Memory: 1, Disk: 1, DiskReadMBps: -1, DiskWriteIOPS: -5}.Validate("envelope")
+	if err == nil || err.Error() != "envelope.disk_read_mbps -1 must be at least 1 (or not given: no cap); envelope.disk_write_iops -5 must be at least 1 (or not given: no cap)" {
+		t.Fatalf("Validate: %v", err)
+	}
 }
 
 // The wire's limits are shown where verify and the site report show the envelope, and only when

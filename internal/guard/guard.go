@@ -9,8 +9,11 @@ package guard
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/deevnet/tenant/internal/cgroupslice"
 	"github.com/deevnet/tenant/internal/envelope"
 	"github.com/deevnet/tenant/internal/jsonval"
 )
@@ -21,9 +24,12 @@ type File struct {
 	Tenants map[string]Tenant `json:"tenants"`
 }
 
-// Tenant is one tenant of the envelope file.
+// Tenant is one tenant of the envelope file. VG is the volume group of its thin pool
+// <vg>/tenant-<name> on every node (ADR-0014, decision 2), whose devices its disk I/O rates cap;
+// a file from before it has none, and no I/O is capped.
 type Tenant struct {
 	Pool     string   `json:"pool"`
+	VG       string   `json:"vg,omitempty"`
 	Envelope Envelope `json:"envelope"`
 }
 
@@ -40,9 +46,24 @@ func Parse(b []byte) (File, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return File{}, fmt.Errorf("not an envelope file (JSON {\"tenants\": {name: {pool, envelope}}}): %w", err)
 	}
-	for name, t := range f.Tenants {
+	// A rate of 0 reads as not given once decoded: one written as 0 is refused here, by its key.
+	var given struct {
+		Tenants map[string]struct {
+			Envelope map[string]json.RawMessage `json:"envelope"`
+		} `json:"tenants"`
+	}
+	if err := json.Unmarshal(b, &given); err != nil {
+		return File{}, fmt.Errorf("not an envelope file: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.Tenants)) {
+		t := f.Tenants[name]
 		if t.Pool == "" {
 			return File{}, fmt.Errorf("tenants.%s.pool: missing", name)
+		}
+		for _, key := range envelope.Rates {
+			if _, ok := given.Tenants[name].Envelope[key]; ok && t.Envelope.Rates()[key] < 1 {
+				return File{}, fmt.Errorf("tenants.%s.envelope.%s %d must be at least 1 (or not given: no cap)", name, key, t.Envelope.Rates()[key])
+			}
 		}
 		if err := t.Envelope.Validate("tenants." + name + ".envelope"); err != nil {
 			return File{}, err
@@ -172,17 +193,69 @@ func str(v any) string { return jsonval.String(v) }
 // Share is one tenant's limits in its cgroup group on one node: memory in MiB, vCPUs.
 type Share struct {
 	MemoryMiB, Cores int
+	// QEMUMiB is what the QEMU processes of the VMs counted here take above their guest RAM
+	// (QEMUOverheadMiB each): the group's memory.max is MemoryMiB + QEMUMiB (MemoryMaxMiB).
+	QEMUMiB int
 	// What it was computed from, for the line that reports a change: the envelope and the
 	// tenant's configured use running on the other nodes and on this one.
 	Envelope                  Envelope
 	ElsewhereMiB, HereMiB     int
 	ElsewhereCores, HereCores int
+	HereVMs                   int
+	// The disk I/O cap of the group here: the envelope's rates, in bytes and operations a second
+	// (0: none), on the devices behind ThinData, the device-mapper name of the tenant's thin
+	// pool's data device ("" when the envelope file names no VG). Not shared out between nodes:
+	// each node's pool is on that node's own disks.
+	ReadBps, WriteBps, ReadIOPS, WriteIOPS int64
+	ThinData                               string
+}
+
+// CapsIO says whether the group here gets an io.max: a rate given, and the tenant's VG known.
+func (s Share) CapsIO() bool {
+	return s.ThinData != "" && s.ReadBps+s.WriteBps+s.ReadIOPS+s.WriteIOPS > 0
+}
+
+// MemoryMaxMiB is the group's memory.max in MiB: the share of guest RAM plus what QEMU itself
+// takes for each VM running here, so that VMs filling their share are not OOM-killed by the
+// guard's own limit, while a tenant past its envelope by more than QEMU's own memory still is.
+func (s Share) MemoryMaxMiB() int { return s.MemoryMiB + s.QEMUMiB }
+
+// QEMU's own memory per VM, above its guest RAM (docs/adr/0014-tenant-envelope.md, decision 3,
+// "QEMU's own memory"). Measured: a qemu-system-x86_64 with the template's machine and devices
+// and its guest RAM all touched has VmRSS - RAM of 53-59 MiB outside TCG's code buffer at 512
+// MiB to 4 GiB and 1 to 8 vCPUs (the same at every size, about 1 MiB per vCPU: QEMU's binary,
+// libraries, devices, ROMs, VGA, threads), plus page tables (VmPTE) of 2 MiB per GiB of guest
+// RAM (test/guest/qemu-overhead.sh, QEMU 7.2 under TCG; in a tenant's group in the guest's
+// kernel, paused before any guest code, memory.current is RAM + 16 MiB: TestQEMUMemoryGuest,
+// which also sees it OOM-killed under its RAM alone); KVM's own, charged to the
+// group too and not measurable without KVM here, is about 4 MiB per GiB more (its memslot rmap
+// and EPT tables, 8 bytes per 4 KiB page each). PVE reserves nothing for it (qemu-server
+// Memory.pm: -m <memory>, no limit on the VM's scope). The rule: 128 MiB (over twice the
+// measured constant: PVE 9's QEMU 10 links more libraries than the 7.2 measured, and ~70 vCPUs
+// fit) plus 1/128 of the guest RAM (8 MiB per GiB against about 6).
+const (
+	qemuBaseMiB  = 128
+	qemuRAMShare = 128 // 1/qemuRAMShare of the guest RAM
+	// With kvm: 0 the VM runs under TCG, whose code buffer (1 GiB, QEMU's default tb-size, which
+	// PVE does not set) fills as the guest runs and stays resident.
+	qemuTCGMiB = 1024
+)
+
+// QEMUOverheadMiB is what the QEMU process of a VM of memoryMiB guest RAM takes above it, with
+// config its configuration (kvm: 0 adds TCG's code buffer).
+func QEMUOverheadMiB(memoryMiB int, config map[string]any) int {
+	mib := qemuBaseMiB + (memoryMiB+qemuRAMShare-1)/qemuRAMShare
+	if str(config["kvm"]) == "0" {
+		mib += qemuTCGMiB
+	}
+	return mib
 }
 
 // NodeShare is tenant's share of its envelope on node, the limits of its group there:
 //
 //	memory = max(envelope.memory - memory of its guests running on other nodes, memory of those running on node)
 //	cores  = the same with vCPUs (sockets x cores, as the envelope counts them)
+//	memory.max = memory + QEMUOverheadMiB of each guest running on node (MemoryMaxMiB)
 //
 // Each node's group gets the whole envelope no more: with the whole envelope on every node the
 // kernel let a tenant running on n nodes use n envelopes (VMs started before a sweep guarded them,
@@ -202,7 +275,12 @@ func (f File) NodeShare(resources []Resource, tenant, node string, configs map[i
 	if !ok {
 		return Share{}, fmt.Errorf("tenant %s: not in the envelope file", tenant)
 	}
-	s := Share{Envelope: t.Envelope}
+	s := Share{Envelope: t.Envelope,
+		ReadBps: int64(t.Envelope.DiskReadMBps) << 20, WriteBps: int64(t.Envelope.DiskWriteMBps) << 20,
+		ReadIOPS: int64(t.Envelope.DiskReadIOPS), WriteIOPS: int64(t.Envelope.DiskWriteIOPS)}
+	if t.VG != "" {
+		s.ThinData = cgroupslice.DMName(t.VG, TenantPoolPrefix+tenant) + "_tdata"
+	}
 	for _, r := range resources {
 		if r.Pool != t.Pool || (r.Status != "running" && r.VMID != starting) {
 			continue
@@ -217,6 +295,8 @@ func (f File) NodeShare(resources []Resource, tenant, node string, configs map[i
 		}
 		if r.Node == node || r.VMID == starting {
 			s.HereMiB, s.HereCores = s.HereMiB+g.Memory, s.HereCores+g.Cores
+			s.HereVMs++
+			s.QEMUMiB += QEMUOverheadMiB(g.Memory, c)
 		} else {
 			s.ElsewhereMiB, s.ElsewhereCores = s.ElsewhereMiB+g.Memory, s.ElsewhereCores+g.Cores
 		}
@@ -228,8 +308,26 @@ func (f File) NodeShare(resources []Resource, tenant, node string, configs map[i
 
 // String says where the share comes from, as the guard reports a change of it.
 func (s Share) String() string {
-	return fmt.Sprintf("%d MiB, %d vCPUs: envelope %d MiB, %d vCPUs less %d MiB, %d vCPUs running on other nodes; %d MiB, %d vCPUs run here",
-		s.MemoryMiB, s.Cores, s.Envelope.Memory, s.Envelope.Cores, s.ElsewhereMiB, s.ElsewhereCores, s.HereMiB, s.HereCores)
+	return fmt.Sprintf("%d MiB, %d vCPUs: envelope %d MiB, %d vCPUs less %d MiB, %d vCPUs running on other nodes; %d MiB, %d vCPUs run here; memory.max %d MiB: %d MiB more for QEMU itself, its VM(s) here %d",
+		s.MemoryMiB, s.Cores, s.Envelope.Memory, s.Envelope.Cores, s.ElsewhereMiB, s.ElsewhereCores, s.HereMiB, s.HereCores, s.MemoryMaxMiB(), s.QEMUMiB, s.HereVMs) + s.ioString()
+}
+
+// ioString is the disk I/O part of String, "" when the group gets no io.max.
+func (s Share) ioString() string {
+	if !s.CapsIO() {
+		return ""
+	}
+	var r []string
+	for _, v := range []struct {
+		what string
+		n    int64
+		unit string
+	}{{"read", s.ReadBps >> 20, " MiB/s"}, {"write", s.WriteBps >> 20, " MiB/s"}, {"read", s.ReadIOPS, " IOPS"}, {"write", s.WriteIOPS, " IOPS"}} {
+		if v.n > 0 {
+			r = append(r, fmt.Sprintf("%s %d%s", v.what, v.n, v.unit))
+		}
+	}
+	return fmt.Sprintf("; disk I/O %s on the devices under %s", strings.Join(r, ", "), s.ThinData)
 }
 
 // Running are the guests of tenant's pool that run: those whose running configurations NodeShare

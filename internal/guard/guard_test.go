@@ -174,18 +174,19 @@ func TestNodeShare(t *testing.T) {
 		starting           int
 		config             map[string]any // starting's configuration
 		mem, cores         int
+		qemu               int // QEMU's own memory of the VMs counted here: 128 MiB + RAM/128 each
 	}{
-		{"p02: the envelope less p03's 10102", "tdemo", "p02", twoNodes, 0, nil, 32768 - 16384, 16 - 8},
-		{"p03: the envelope less p02's 10101", "tdemo", "p03", twoNodes, 0, nil, 32768 - 4096, 16 - 2},
-		{"a node where nothing of tdemo runs: less both", "tdemo", "p04", twoNodes, 0, nil, 32768 - 4096 - 16384, 16 - 2 - 8},
-		{"tother's own, on one node: the whole envelope", "tother", "p02", twoNodes, 0, nil, 32768, 16},
+		{"p02: the envelope less p03's 10102", "tdemo", "p02", twoNodes, 0, nil, 32768 - 16384, 16 - 8, 128 + 32},
+		{"p03: the envelope less p02's 10101", "tdemo", "p03", twoNodes, 0, nil, 32768 - 4096, 16 - 2, 128 + 128},
+		{"a node where nothing of tdemo runs: less both", "tdemo", "p04", twoNodes, 0, nil, 32768 - 4096 - 16384, 16 - 2 - 8, 0},
+		{"tother's own, on one node: the whole envelope", "tother", "p02", twoNodes, 0, nil, 32768, 16, 128 + 240},
 		// 10103 starts on p03 (resources still say p02, as at a migration's target start): here, not elsewhere
-		{"starting counts where it starts", "tdemo", "p03", twoNodes, 10103, map[string]any{"cores": 4.0, "memory": 8192.0}, 32768 - 4096, 16 - 2},
-		{"starting: its node's share grows past the envelope's rest to hold it", "tdemo", "p03", twoNodes, 10103, map[string]any{"cores": 8.0, "memory": 16384.0}, 32768, 16},
+		{"starting counts where it starts", "tdemo", "p03", twoNodes, 10103, map[string]any{"cores": 4.0, "memory": 8192.0}, 32768 - 4096, 16 - 2, 128 + 128 + 128 + 64},
+		{"starting: its node's share grows past the envelope's rest to hold it", "tdemo", "p03", twoNodes, 10103, map[string]any{"cores": 8.0, "memory": 16384.0}, 32768, 16, 128 + 128 + 128 + 128},
 		{"over the envelope (a VM started before a sweep): each node keeps what runs there", "tdemo", "p02",
-			append([]Resource{{VMID: 10104, Node: "p03", Pool: "tenant-tdemo", Status: "running"}}, twoNodes...), 0, nil, 4096, 2},
+			append([]Resource{{VMID: 10104, Node: "p03", Pool: "tenant-tdemo", Status: "running"}}, twoNodes...), 0, nil, 4096, 2, 128 + 32},
 		{"nothing left for a node: 1 MiB and 1 vCPU (cpu.max takes no quota of 0)", "tdemo", "p04",
-			append([]Resource{{VMID: 10104, Node: "p03", Pool: "tenant-tdemo", Status: "running"}}, twoNodes...), 0, nil, 1, 1},
+			append([]Resource{{VMID: 10104, Node: "p03", Pool: "tenant-tdemo", Status: "running"}}, twoNodes...), 0, nil, 1, 1, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			configs := twoNodeConfigs()
@@ -200,6 +201,9 @@ func TestNodeShare(t *testing.T) {
 			if s.MemoryMiB != c.mem || s.Cores != c.cores {
 				t.Fatalf("share %d MiB, %d vCPUs, want %d MiB, %d vCPUs (%s)", s.MemoryMiB, s.Cores, c.mem, c.cores, s)
 			}
+			if s.MemoryMaxMiB() != c.mem+c.qemu {
+				t.Fatalf("memory.max %d MiB, want the share %d + %d MiB for the QEMU of the VMs here (%s)", s.MemoryMaxMiB(), c.mem, c.qemu, s)
+			}
 		})
 	}
 	// Within the envelope, a node's cap plus what runs on the other nodes is the envelope: n nodes
@@ -209,7 +213,7 @@ func TestNodeShare(t *testing.T) {
 	if p02.MemoryMiB+16384 != 32768 || p03.MemoryMiB+4096 != 32768 || p02.Cores+8 != 16 || p03.Cores+2 != 16 {
 		t.Fatalf("p02 %s; p03 %s", p02, p03)
 	}
-	if want := "28672 MiB, 14 vCPUs: envelope 32768 MiB, 16 vCPUs less 4096 MiB, 2 vCPUs running on other nodes; 16384 MiB, 8 vCPUs run here"; p03.String() != want {
+	if want := "28672 MiB, 14 vCPUs: envelope 32768 MiB, 16 vCPUs less 4096 MiB, 2 vCPUs running on other nodes; 16384 MiB, 8 vCPUs run here; memory.max 28928 MiB: 256 MiB more for QEMU itself, its VM(s) here 1"; p03.String() != want {
 		t.Fatalf("String: %q, want %q", p03, want)
 	}
 }
@@ -232,5 +236,69 @@ func TestNodeShareRefusals(t *testing.T) {
 	}
 	if got := f.Running(twoNodes, "tdemo"); len(got) != 2 || got[0].VMID != 10101 || got[1].VMID != 10102 {
 		t.Fatalf("Running: %v", got)
+	}
+}
+
+// QEMU's own memory: 128 MiB and 1/128 of the guest RAM (rounded up) per VM, and TCG's code
+// buffer (1 GiB) for a VM with kvm: 0.
+func TestQEMUOverhead(t *testing.T) {
+	for _, c := range []struct {
+		mem    int
+		config map[string]any
+		want   int
+	}{
+		{512, nil, 128 + 4}, {2048, nil, 128 + 16}, {4096, map[string]any{"kvm": 1.0}, 128 + 32},
+		{256, nil, 128 + 2}, {100, nil, 128 + 1}, {32768, nil, 128 + 256},
+		{2048, map[string]any{"kvm": 0.0}, 128 + 16 + 1024}, {2048, map[string]any{"kvm": "0"}, 128 + 16 + 1024},
+	} {
+		if got := QEMUOverheadMiB(c.mem, c.config); got != c.want {
+			t.Errorf("QEMUOverheadMiB(%d, %v) = %d, want %d", c.mem, c.config, got, c.want)
+		}
+	}
+}
+
+// The envelope's disk I/O rates: the group's cap on every node (each node's disks are its own),
+// on the devices under the tenant's thin pool data device, named from the file's vg; none
+// without a rate or a vg.
+func TestNodeShareIO(t *testing.T) {
+	f, err := Parse([]byte(`{"tenants": {
+		"tdemo":  {"pool": "tenant-tdemo", "vg": "pve", "envelope": {"vms": 3, "cores": 16, "memory": 32768, "disk": 256,
+			"disk_read_mbps": 400, "disk_write_mbps": 200, "disk_write_iops": 4000}},
+		"tother": {"pool": "tenant-tother", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256, "disk_write_mbps": 100}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, node := range []string{"p02", "p03"} {
+		s, err := f.NodeShare(twoNodes, "tdemo", node, twoNodeConfigs(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.CapsIO() || s.ReadBps != 400<<20 || s.WriteBps != 200<<20 || s.ReadIOPS != 0 || s.WriteIOPS != 4000 || s.ThinData != "pve-tenant--tdemo_tdata" {
+			t.Fatalf("%s: %+v", node, s)
+		}
+		if want := "; disk I/O read 400 MiB/s, write 200 MiB/s, write 4000 IOPS on the devices under pve-tenant--tdemo_tdata"; !strings.HasSuffix(s.String(), want) {
+			t.Fatalf("String %q, want it to end %q", s, want)
+		}
+	}
+	// tother: a rate but no vg (a file from before it): no io.max, and String says none
+	s, err := f.NodeShare(twoNodes, "tother", "p02", twoNodeConfigs(), 0)
+	if err != nil || s.CapsIO() || strings.Contains(s.String(), "disk I/O") {
+		t.Fatalf("tother: %+v %v", s, err)
+	}
+}
+
+// A rate given as 0 or below is refused by its key before the guard writes anything; not given,
+// it is no cap (an attachment from before the rates).
+func TestParseRates(t *testing.T) {
+	for rate, want := range map[string]string{
+		`"disk_write_mbps": 0`:  "tenants.tdemo.envelope.disk_write_mbps 0 must be at least 1 (or not given: no cap)",
+		`"disk_read_iops": -3`:  "tenants.tdemo.envelope.disk_read_iops -3 must be at least 1 (or not given: no cap)",
+		`"disk_read_mbps": 1`:   "",
+		`"disk_write_iops": 99`: "",
+	} {
+		_, err := Parse([]byte(`{"tenants": {"tdemo": {"pool": "tenant-tdemo", "vg": "pve", "envelope": {"vms": 3, "cores": 16, "memory": 32768, "disk": 256, ` + rate + `}}}}`))
+		if (want == "" && err != nil) || (want != "" && (err == nil || err.Error() != want)) {
+			t.Errorf("%s: error %v, want %q", rate, err, want)
+		}
 	}
 }

@@ -106,5 +106,10 @@ func EnvelopeOption() *module.Option {
 		// the wire's (docs/adr/0016-tenant-wire.md): absent from attachments written before it
 		"bandwidth": {Type: module.TypeInt},
 		"broadcast": {Type: module.TypeInt},
+		// the disk I/O rates, optional: an attachment from before them has none
+		"disk_read_mbps":  {Type: module.TypeInt},
+		"disk_write_mbps": {Type: module.TypeInt},
+		"disk_read_iops":  {Type: module.TypeInt},
+		"disk_write_iops": {Type: module.TypeInt},
 	}}
 }

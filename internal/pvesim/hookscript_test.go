@@ -237,7 +237,8 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 	if want := "tenant tdemo: VM 10101 (pid 4242) placed in " + slice + "\n"; out != want {
 		t.Fatalf("place: %q, want %q", out, want)
 	}
-	for file, want := range map[string]string{"memory.max": "4294967296", "cpu.max": "400000 100000", "cgroup.procs": "4242"} {
+	// memory.max: the 4096 MiB share and 10101's QEMU itself (128 MiB + 2048/128)
+	for file, want := range map[string]string{"memory.max": "4445962240", "cpu.max": "400000 100000", "cgroup.procs": "4242"} {
 		if b, err := os.ReadFile(filepath.Join(slice, file)); err != nil || string(b) != want {
 			t.Errorf("%s: %q %v, want %q", file, b, err, want)
 		}
@@ -270,7 +271,8 @@ func TestEnvelopeGuardAtStart(t *testing.T) {
 	noPid := "tenant tother: VM 10201 reads running on " + node + " but has no QEMU pid file in " + run2 + ": left alone\n"
 	procs := func() string { b, _ := os.ReadFile(filepath.Join(slice, "cgroup.procs")); return string(b) }
 	cpuMax := func() string { b, _ := os.ReadFile(filepath.Join(slice, "cpu.max")); return string(b) }
-	raised := "tenant tdemo: " + slice + " on " + node + ": cpu.max 400000 100000 -> 1000000 100000 (its share here: 4096 MiB, 10 vCPUs: envelope 4096 MiB, 4 vCPUs less 0 MiB, 0 vCPUs running on other nodes; 2560 MiB, 10 vCPUs run here)\n"
+	// memory.max grows by 10105's QEMU itself (128 MiB + 512/128)
+	raised := "tenant tdemo: " + slice + " on " + node + ": memory.max 4445962240 -> 4584374272, cpu.max 400000 100000 -> 1000000 100000 (its share here: 4096 MiB, 10 vCPUs: envelope 4096 MiB, 4 vCPUs less 0 MiB, 0 vCPUs running on other nodes; 2560 MiB, 10 vCPUs run here; memory.max 4372 MiB: 276 MiB more for QEMU itself, its VM(s) here 2)\n"
 	if out := contain("-check"); out != raised+placed+noPid || procs() != "4242" || cpuMax() != "400000 100000" {
 		t.Fatalf("contain -check: %q (cgroup.procs %q, cpu.max %q), want %q and nothing moved or written", out, procs(), cpuMax(), raised+placed+noPid)
 	}
@@ -372,10 +374,11 @@ func TestEnvelopeGuardShareAcrossNodes(t *testing.T) {
 		}
 	}
 	// p02: 8192 - 4096 MiB on p03, 8 - 4 vCPUs; p03: 8192 - 2048, 8 - 2. Not 8192 MiB and 8 vCPUs each.
-	if got, want := limits(node), "4294967296 / 400000 100000 / 4111"; got != want {
+	// memory.max adds each VM's QEMU itself (128 MiB + RAM/128): 144 MiB on p02, 160 on p03.
+	if got, want := limits(node), "4445962240 / 400000 100000 / 4111"; got != want {
 		t.Fatalf("%s: %s, want %s (its share)", node, got, want)
 	}
-	if got, want := limits(p03), "6442450944 / 600000 100000 / 4112"; got != want {
+	if got, want := limits(p03), "6610223104 / 600000 100000 / 4112"; got != want {
 		t.Fatalf("%s: %s, want %s (its share)", p03, got, want)
 	}
 	for n := range sides {
@@ -386,19 +389,24 @@ func TestEnvelopeGuardShareAcrossNodes(t *testing.T) {
 	// Memory hotplug into the running 10112 (pvesim applies it at once, as PVE's hotplug does for
 	// memory within its limits): no pre-start sees it; p02's next contain shrinks p02's cap.
 	a.tenant.ok("PUT", "/nodes/"+p03+"/qemu/10112/config", vals("memory", "6144"), nil)
-	want := "tenant tdemo: " + sides[node].slice + " on " + node + ": memory.max 4294967296 -> 2147483648 (its share here: 2048 MiB, 4 vCPUs: envelope 8192 MiB, 8 vCPUs less 6144 MiB, 4 vCPUs running on other nodes; 2048 MiB, 2 vCPUs run here)\n"
-	if out := contain(node, "-check"); out != want || limits(node) != "4294967296 / 400000 100000 / 4111" {
+	want := "tenant tdemo: " + sides[node].slice + " on " + node + ": memory.max 4445962240 -> 2298478592 (its share here: 2048 MiB, 4 vCPUs: envelope 8192 MiB, 8 vCPUs less 6144 MiB, 4 vCPUs running on other nodes; 2048 MiB, 2 vCPUs run here; memory.max 2192 MiB: 144 MiB more for QEMU itself, its VM(s) here 1)\n"
+	if out := contain(node, "-check"); out != want || limits(node) != "4445962240 / 400000 100000 / 4111" {
 		t.Fatalf("contain -check after the hotplug: %q (%s), want %q and nothing written", out, limits(node), want)
 	}
-	if out := contain(node); out != want || limits(node) != "2147483648 / 400000 100000 / 4111" {
+	if out := contain(node); out != want || limits(node) != "2298478592 / 400000 100000 / 4111" {
 		t.Fatalf("contain after the hotplug: %q (%s), want %q", out, limits(node), want)
+	}
+	// p03 keeps its share (what runs there, 6144 MiB), and its memory.max follows 10112's QEMU.
+	want = "tenant tdemo: " + sides[p03].slice + " on " + p03 + ": memory.max 6610223104 -> 6627000320 (its share here: 6144 MiB, 6 vCPUs: envelope 8192 MiB, 8 vCPUs less 2048 MiB, 2 vCPUs running on other nodes; 6144 MiB, 4 vCPUs run here; memory.max 6320 MiB: 176 MiB more for QEMU itself, its VM(s) here 1)\n"
+	if out := contain(p03); out != want {
+		t.Fatalf("contain on %s after the hotplug: %q, want %q", p03, out, want)
 	}
 	for n := range sides {
 		if out := contain(n); out != "" {
 			t.Fatalf("contain again on %s: %q, want nothing", n, out)
 		}
 	}
-	if got := limits(p03); got != "6442450944 / 600000 100000 / 4112" {
+	if got := limits(p03); got != "6627000320 / 600000 100000 / 4112" {
 		t.Fatalf("%s: %s: what runs there (6144 MiB) stays under its cap", p03, got)
 	}
 }

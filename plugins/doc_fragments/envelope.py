@@ -55,4 +55,20 @@ options:
           - Of that, how many broadcast and multicast frames per second, at least 1 (each is replicated over VXLAN to
             every member of the fabric). Left out, no such limit.
         type: int
+      disk_read_mbps:
+        description:
+          - Most disk reads of all its VMs on one node together, in MiB/s (as PVE's C(mbps_rd)), at least 1; not given, no
+            cap. The substrate's envelope guard holds the tenant's cgroup group there to it (C(io.max) on the node's
+            devices behind the tenant's thin pool), whatever the VMs' own C(mbps_*) and C(iops_*) say. The modules
+            carry it, none of them checks a use against it.
+        type: int
+      disk_write_mbps:
+        description: Most disk writes of all its VMs on one node together, in MiB/s, at least 1; not given, no cap.
+        type: int
+      disk_read_iops:
+        description: Most disk read operations a second of all its VMs on one node together, at least 1; not given, no cap.
+        type: int
+      disk_write_iops:
+        description: Most disk write operations a second of all its VMs on one node together, at least 1; not given, no cap.
+        type: int
 '''

@@ -10,8 +10,11 @@
 #   env:   GUEST_PKGS  packages               (default: ./internal/route ./internal/netlab ./internal/cgroupslice)
 #          GUEST_RUN   test regexp            (default: all tests)
 #          GUEST_BENCH benchmark regexp       (default: none)
+#          GUEST_MODS  more modules, dependencies included (default: none; brd dm_thin_pool for the guard's io.max)
+#          GUEST_TOOLS more binaries at their own paths, with their libraries (default: none; /sbin/dmsetup)
+#          GUEST_FILES more files, each at its own path (default: none; QEMU's firmware)
 #          ACCEL=tcg|kvm, FLAVOUR=cloud-amd64, GUEST_TIMEOUT=600 (seconds), GUEST_MEM=1024 (MiB)
-# Needs: qemu-system-x86 busybox-static iproute2 xz-utils, apt sources (test/guest/kernel.sh), Go.
+# Needs: qemu-system-x86 busybox-static iproute2 xz-utils (dmsetup for GUEST_TOOLS=/sbin/dmsetup), apt sources (test/guest/kernel.sh), Go.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/deevnet-tenant
@@ -43,16 +46,19 @@ t=$(date +%s%N)
 R=$W/rootfs; mkdir -p "$R"/{bin,sbin,proc,sys,dev,tmp,run,lib/modules}
 cp /bin/busybox "$R/bin/"; for n in $TESTS; do cp "$W/$n" "$R/bin/"; done
 # real tools in /sbin, ahead of busybox's applets on PATH (busybox ping has no -n, its ip no VRFs)
-for b in /usr/sbin/ip /usr/bin/ping /usr/sbin/nft; do
-  cp "$b" "$R/sbin/"
+# GUEST_TOOLS at their own paths: QEMU finds its modules and firmware relative to its binary
+for b in /usr/sbin/ip /usr/bin/ping /usr/sbin/nft ${GUEST_TOOLS:-}; do
+  case " ${GUEST_TOOLS:-} " in *" $b "*) mkdir -p "$R$(dirname "$b")"; cp "$b" "$R$b";; *) cp "$b" "$R/sbin/";; esac
   for l in $(ldd "$b" | grep -o '/[^ ]*\.so[^ ]*'); do mkdir -p "$R$(dirname "$l")"; cp -L "$l" "$R$l"; done
 done
+for f in ${GUEST_FILES:-}; do mkdir -p "$R$(dirname "$f")"; cp -L "$f" "$R$f"; done
 MODDIR=$KT/lib/modules/$KVER
 ORDER=""
 add_mod(){ # depth-first so dependencies load first; depends= read straight from the .ko
   local m=$1 f deps d ko=$R/lib/modules/$1.ko
   case " $ORDER " in *" $m "*) return;; esac
-  f=$(find "$MODDIR" -name "$m.ko" -o -name "$m.ko.xz" | head -1)
+  # a module's file may spell its name with '-' (dm-thin-pool.ko.xz), its depends= with '_'
+  f=$(find "$MODDIR" -name "$m.ko" -o -name "$m.ko.xz" -o -name "${m//_/-}.ko" -o -name "${m//_/-}.ko.xz" | head -1)
   [ -n "$f" ] || { echo "guest: module $m not found in $MODDIR"; exit 2; }
   # trixie's kernel ships its modules xz-compressed; busybox insmod takes a plain .ko
   case $f in

@@ -948,11 +948,12 @@ check_destroyed() {
 #           meanwhile and afterwards and reads it back (no error, sha256 equal).
 #   memory  on the hog VM's node, a process standing for its QEMU (pid in a run dir) placed by the
 #           shipped guard (envelope_guard place VMID, through pvesim's pvesh forwarded to the node),
-#           then allocating the envelope's memory + 256 MiB: it must be OOM-killed in
-#           tenant-<hog>.slice (memory.events oom_kill), no global OOM, a bystander on the node alive;
-#           the slice's memory.max must be the hog's share on its node (the envelope less what
-#           pvesim says the hog's VMs running on other nodes are configured with, at least what runs
-#           on its node), not the whole envelope.
+#           then allocating 256 MiB more than the larger of the envelope's memory and the slice's
+#           memory.max: it must be OOM-killed in tenant-<hog>.slice (memory.events oom_kill), no
+#           global OOM, a bystander on the node alive; the slice's memory.max must be the hog's share
+#           on its node (the envelope less what pvesim says the hog's VMs running on other nodes are
+#           configured with, at least what runs on its node), not the whole envelope, plus QEMU's own
+#           memory for each of the hog's VMs running there (internal/guard QEMUOverheadMiB).
 #   ping    from the other tenant's first VM to its second (or its gateway), the whole check, 0% loss.
 # LAB_ENVELOPE_CONTROL (the controls, run by hand; each must FAIL): shared-pool (both LVs in the
 # hog's pool: the other's writes fail), unplaced (the hog not placed: nothing kills it in the slice).
@@ -1006,17 +1007,21 @@ out["hog_vmid"], out["hog_vm"], out["hog_node"] = vms[hog][0][0], vms[hog][0][1]
 # runs on its node (the placed VM counted there); memory as PVE 9 writes it, default 512 MiB
 def mib(c):
     return int(re.match(r"(?:current=)?(\d+)", str(c.get("memory", 512))).group(1))
-here = elsewhere = 0
+# memory.max is that share plus QEMU's own memory for each VM counted here (internal/guard
+# QEMUOverheadMiB: 128 MiB + its memory / 128 rounded up, + 1024 MiB with kvm: 0); keep in step
+here = elsewhere = qemu = 0
 for r in res.values():
     if r.get("pool") != vms[hog][0][8] or (r.get("status") != "running" and str(r["vmid"]) != out["hog_vmid"]):
         continue
-    m = mib(p.get("/nodes/%s/qemu/%s/config?current=1" % (r["node"], r["vmid"])))
+    c = p.get("/nodes/%s/qemu/%s/config?current=1" % (r["node"], r["vmid"]))
+    m = mib(c)
     if r["node"] == out["hog_node"] or str(r["vmid"]) == out["hog_vmid"]:
         here += m
+        qemu += 128 + -(-m // 128) + (1024 if str(c.get("kvm", 1)) == "0" else 0)
     else:
         elsewhere += m
 out["hog_share"] = max(att[hog]["envelope"]["memory"] - elsewhere, here, 1)
-out["hog_elsewhere"], out["hog_here"] = elsewhere, here
+out["hog_elsewhere"], out["hog_here"], out["hog_qemu"] = elsewhere, here, qemu
 o = vms[other]
 out["ping_from"] = o[0][1]
 out["ping_to"] = o[1][3].split("/")[0] if len(o) > 1 else o[0][4]
@@ -1030,7 +1035,7 @@ with open(d + "/pvesh.env", "w") as f:
 for k, v in out.items():
     print("%s=%s" % (k, shlex.quote(str(v))))
 PY
-  local hog other hog_vg hog_pool hog_lv hog_size hog_memory hog_cores hog_vmid hog_vm hog_node hog_share hog_elsewhere hog_here other_vg other_pool other_lv other_size other_memory other_cores ping_from ping_to pvesim_port
+  local hog other hog_vg hog_pool hog_lv hog_size hog_memory hog_cores hog_vmid hog_vm hog_node hog_share hog_elsewhere hog_here hog_qemu other_vg other_pool other_lv other_size other_memory other_cores ping_from ping_to pvesim_port
   # shellcheck disable=SC1091
   . "$d/plan"
   [ "$hog_vg" = "$other_vg" ] || { echo "FAIL envelope: $hog's storage is on VG $hog_vg, $other's on $other_vg: one node VG expected"; return 1; }
@@ -1058,12 +1063,15 @@ PY
      && [ "$(ev other_sum_read "$d/disk.out")" = "$(ev other_sum_written "$d/disk.out")" ] && [ "$(ev other_bytes_read "$d/disk.out")" = "$(ev other_bytes_written "$d/disk.out")" ]; then
     echo "ok   envelope disk: $other wrote $(ev other_bytes_written "$d/disk.out") bytes into $other_lv ($other_size virtual) in $hog_vg/$into, $(ev other_mib_during_hog "$d/disk.out") MiB of it begun while $hog filled its pool, the second half after it was full; all $(ev other_bytes_read "$d/disk.out") read back (second half and read-back in $(ev other_seconds "$d/disk.out")), sha256 equal, no I/O error"
   else echo "FAIL envelope disk: $other lost writes into $other_lv in $hog_vg/$into: $(ev other_error "$d/disk.out") (a pattern of $(ev other_bytes_written "$d/disk.out") bytes, $(ev other_mib_during_hog "$d/disk.out") MiB begun while $hog wrote, read back $(ev other_bytes_read "$d/disk.out") bytes, sha256 $(ev other_sum_written "$d/disk.out") -> $(ev other_sum_read "$d/disk.out"))"; fail=1; fi
-  # memory: the hog's target is past its envelope, and the guest must have room for it, else a
-  # hog outside the slice (the control, or a guard that did not place it) hits the whole guest
-  local avail target=$(( hog_memory + 256 ))
+  # memory: the hog's target is 256 MiB past its envelope and past the slice's memory.max (the
+  # share plus QEMU's own memory of the VMs here, which may exceed the envelope), and the guest
+  # must have room for it, else a hog outside the slice (the control, or a guard that did not
+  # place it) hits the whole guest
+  local avail hog_max=$(( hog_share + hog_qemu )) target
+  target=$(( (hog_max > hog_memory ? hog_max : hog_memory) + 256 ))
   avail=$(sshl lab "awk '\$1 == \"MemAvailable:\" {print int(\$2 / 1024)}' /proc/meminfo" </dev/null)
   if [ "$(( target + 256 ))" -gt "$avail" ]; then
-    echo "FAIL envelope memory: $hog's envelope of $hog_memory MiB + 256 does not fit the guest's $avail MiB available: the cap cannot be shown here (substrate_tenant_envelopes in lab.sh pvesim_up, LAB_MEM)"; fail=1
+    echo "FAIL envelope memory: $target MiB ($hog's envelope of $hog_memory MiB or its memory.max of $hog_max MiB, + 256) does not fit the guest's $avail MiB available: the cap cannot be shown here (substrate_tenant_envelopes in lab.sh pvesim_up, LAB_MEM)"; fail=1
   else
     # the guard calls pvesim through pvesh on the node: pvesim's port forwarded into the node's
     # namespace by an ssh session of its own to the node's sshd, for as long as the hog runs
@@ -1073,11 +1081,11 @@ PY
       || { echo "FAIL envelope memory: envelope.sh mem failed:"; echo "$out" | sed 's/^/       /'; fail=1; }
     echo "$out" > "$d/mem.out"
     local slice=/deevnet.slice/tenant-$hog.slice
-    if [ "$(ev hog_cgroup "$d/mem.out")" = "$slice" ] && [ "$(ev memory_max "$d/mem.out")" = "$(( hog_share << 20 ))" ] \
+    if [ "$(ev hog_cgroup "$d/mem.out")" = "$slice" ] && [ "$(ev memory_max "$d/mem.out")" = "$(( hog_max << 20 ))" ] \
        && [ "$(ev oom_kill "$d/mem.out")" -ge 1 ] 2>/dev/null && [ "$(ev hog_exit "$d/mem.out")" = 137 ] \
        && [ "$(ev kernel_global_oom "$d/mem.out")" = 0 ] && [ "$(ev bystander "$d/mem.out")" = alive ]; then
-      echo "ok   envelope memory: $hog_vm's stand-in (VM $hog_vmid on $hog_node) placed by the guard ($(ev guard "$d/mem.out")), allocating $target MiB: killed (exit 137) in $(ev hog_seconds "$d/mem.out"); $slice memory.max $(ev memory_max "$d/mem.out") (its share on $hog_node, $hog_share MiB: envelope $hog_memory MiB less $hog_elsewhere MiB running on other nodes, never below the $hog_here MiB running here), memory.peak $(ev memory_peak "$d/mem.out"), oom_kill $(ev oom_kill "$d/mem.out"); global OOM kills 0, a bystander on $hog_node alive; the guest had $avail MiB available before"
-    else echo "FAIL envelope memory: $hog_vm's stand-in allocating $target MiB not OOM-killed in $slice: in $(ev hog_cgroup "$d/mem.out"), exit $(ev hog_exit "$d/mem.out") ($(ev hog_said "$d/mem.out")), memory.max $(ev memory_max "$d/mem.out") (want its share $(( hog_share << 20 )): envelope $hog_memory MiB less $hog_elsewhere MiB running on other nodes, at least $hog_here MiB here), oom_kill $(ev oom_kill "$d/mem.out"), global OOM kills $(ev kernel_global_oom "$d/mem.out"), bystander $(ev bystander "$d/mem.out")"; fail=1; fi
+      echo "ok   envelope memory: $hog_vm's stand-in (VM $hog_vmid on $hog_node) placed by the guard ($(ev guard "$d/mem.out")), allocating $target MiB: killed (exit 137) in $(ev hog_seconds "$d/mem.out"); $slice memory.max $(ev memory_max "$d/mem.out") ($hog_max MiB: its share on $hog_node, $hog_share MiB: envelope $hog_memory MiB less $hog_elsewhere MiB running on other nodes, never below the $hog_here MiB running here; plus $hog_qemu MiB for QEMU itself), memory.peak $(ev memory_peak "$d/mem.out"), oom_kill $(ev oom_kill "$d/mem.out"); global OOM kills 0, a bystander on $hog_node alive; the guest had $avail MiB available before"
+    else echo "FAIL envelope memory: $hog_vm's stand-in allocating $target MiB not OOM-killed in $slice: in $(ev hog_cgroup "$d/mem.out"), exit $(ev hog_exit "$d/mem.out") ($(ev hog_said "$d/mem.out")), memory.max $(ev memory_max "$d/mem.out") (want $(( hog_max << 20 )): its share $hog_share MiB, envelope $hog_memory MiB less $hog_elsewhere MiB running on other nodes, at least $hog_here MiB here, plus $hog_qemu MiB for QEMU itself), oom_kill $(ev oom_kill "$d/mem.out"), global OOM kills $(ev kernel_global_oom "$d/mem.out"), bystander $(ev bystander "$d/mem.out")"; fail=1; fi
     # CPU: cpu.max is the envelope's cores in CPUs; the guest has LAB_SMP vCPUs
     echo "info envelope cpu: $slice cpu.max $(ev cpu_max "$d/mem.out") ($hog_cores vCPUs), nr_throttled $(ev nr_throttled "$d/mem.out"): a quota of $hog_cores CPUs never binds in a guest of $(sshl lab nproc </dev/null) vCPUs, not shown here"
   fi

@@ -367,7 +367,7 @@ YML
 for n in $NODES; do
   d=$W/lab/nodes/$n/var/lib/vz/snippets
   if [ "$(stat -c %a "$d/deevnet-envelope-guard" 2>/dev/null)" = 755 ] \
-     && "$VENV/bin/python" -c 'import json,sys; t=json.load(open(sys.argv[1]))["tenants"]; sys.exit(t["tdemo"] != {"pool": "tenant-tdemo", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256, "bandwidth": 1000, "broadcast": 200}})' "$d/deevnet-envelopes.json"; then
+     && "$VENV/bin/python" -c 'import json,sys; t=json.load(open(sys.argv[1]))["tenants"]; sys.exit(t["tdemo"] != {"pool": "tenant-tdemo", "vg": "pve", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256, "bandwidth": 1000, "broadcast": 200, "disk_read_mbps": 400, "disk_write_mbps": 200, "disk_read_iops": 8000, "disk_write_iops": 4000}})' "$d/deevnet-envelopes.json"; then
     pass "$n: the guard (0755) and tdemo's envelope in its snippets directory"
   else fail "$n: guard [$(ls -l "$d" 2>&1 | tr '\n' ' ')] envelopes [$(cat "$d/deevnet-envelopes.json" 2>&1 | tr -d ' \n')]"; fi
 done
@@ -406,14 +406,19 @@ for n in $P2 $P3; do
 done
 echo 4152 > "$W/node-$P2/run/10152.pid"; echo 4153 > "$W/node-$P3/run/10153.pid"
 share_of(){ # share_of NODE: tdemo's share there as "memory.max / cpu.max", from pvesim's running VMs and configs
-  local node=$1 r c mem cores hm=0 hc=0 am=0 ac=0
+  # memory.max adds QEMU's own memory for each VM running there (internal/guard QEMUOverheadMiB:
+  # 128 MiB + its memory / 128 rounded up, + 1024 MiB with kvm: 0); keep in step
+  local node=$1 r c mem cores kvm hm=0 hc=0 hq=0 am=0 ac=0
   while read -r r; do
     c=$(sapi "/nodes/${r#* }/qemu/${r% *}/config?current=1")
-    read -r mem cores < <("$VENV/bin/python" -c 'import json,re,sys; c=json.load(sys.stdin)["data"]; print(re.match(r"(?:current=)?(\d+)", str(c.get("memory", 512))).group(1), int(c.get("sockets", 1)) * int(c.get("cores", 1)))' <<<"$c")
-    if [ "${r#* }" = "$node" ]; then hm=$((hm + mem)) hc=$((hc + cores)); else am=$((am + mem)) ac=$((ac + cores)); fi
+    read -r mem cores kvm < <("$VENV/bin/python" -c 'import json,re,sys; c=json.load(sys.stdin)["data"]; print(re.match(r"(?:current=)?(\d+)", str(c.get("memory", 512))).group(1), int(c.get("sockets", 1)) * int(c.get("cores", 1)), c.get("kvm", 1))' <<<"$c")
+    if [ "${r#* }" = "$node" ]; then
+      hm=$((hm + mem)) hc=$((hc + cores)) hq=$((hq + 128 + (mem + 127) / 128))
+      [ "$kvm" != 0 ] || hq=$((hq + 1024))
+    else am=$((am + mem)) ac=$((ac + cores)); fi
   done < <(sapi "/cluster/resources?type=vm" | "$VENV/bin/python" -c 'import json,sys; [print(r["vmid"], r["node"]) for r in json.load(sys.stdin)["data"] if r.get("pool") == "tenant-tdemo" and r.get("status") == "running"]')
   local m=$((32768 - am)) k=$((16 - ac)); [ $m -ge $hm ] || m=$hm; [ $k -ge $hc ] || k=$hc; [ $m -ge 1 ] || m=1; [ $k -ge 1 ] || k=1
-  echo "$((m << 20)) / $((k * 100000)) 100000"
+  echo "$(( (m + hq) << 20 )) / $((k * 100000)) 100000"
 }
 limits_of(){ local d=$W/node-$1/cgroup/deevnet.slice/tenant-tdemo.slice; echo "$(cat "$d/memory.max" 2>&1) / $(cat "$d/cpu.max" 2>&1)"; }
 want2=$(share_of "$P2") want3=$(share_of "$P3")

@@ -31,6 +31,7 @@ const SnippetVolume = "local:snippets/deevnet-envelope-guard"
 type options struct {
 	envelopes, cgroupRoot, runDir, volume string
 	nft, wireFile                         string
+	sysRoot                               string
 	check                                 bool
 	template                              int
 	away, node                            string
@@ -57,6 +58,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.envelopes, "envelopes", "", "the envelope file (default: "+EnvelopeFile+" beside this executable)")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "/sys/fs/cgroup", "the cgroup v2 mount root")
 	fs.StringVar(&o.runDir, "run-dir", "/var/run/qemu-server", "where qemu-server keeps <vmid>.pid")
+	fs.StringVar(&o.sysRoot, "sys-root", "/sys", "sysfs, where the devices behind a tenant's thin pool are found (its io.max)")
 	fs.StringVar(&o.volume, "volume", SnippetVolume, "sweep: the hookscript volume to set")
 	fs.BoolVar(&o.check, "check", false, "sweep: report what would change, change nothing")
 	fs.IntVar(&o.template, "template", 0, "sweep: also set the hookscript on this template (the one the tenants clone)")
@@ -213,7 +215,10 @@ func shareOf(f guard.File, res []guard.Resource, tenant, node string, configs ma
 // they differ, with one line saying what changed and why (with -check: what would). A group not
 // made yet is left: Place makes it with the share when a VM of the tenant first runs here.
 func refresh(o options, tenant, node string, s guard.Share) error {
-	l := limitsOf(s)
+	l, err := limitsOf(o, s)
+	if err != nil {
+		return fmt.Errorf("tenant %s: %w", tenant, err)
+	}
 	dir := cgroupslice.Dir(o.cgroupRoot, tenant)
 	changes, made, err := cgroupslice.Changes(dir, l)
 	if err != nil {
@@ -253,7 +258,11 @@ func place(o options, arg string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := cgroupslice.Place(o.cgroupRoot, name, limitsOf(share), pid)
+	l, err := limitsOf(o, share)
+	if err != nil {
+		return fmt.Errorf("tenant %s: placing VM %d (pid %d): %w", name, id, pid, err)
+	}
+	dir, err := cgroupslice.Place(o.cgroupRoot, name, l, pid)
 	if err != nil {
 		return fmt.Errorf("tenant %s: placing VM %d (pid %d): %w", name, id, pid, err)
 	}
@@ -261,8 +270,21 @@ func place(o options, arg string) error {
 	return nil
 }
 
-func limitsOf(s guard.Share) cgroupslice.Limits {
-	return cgroupslice.Limits{MemoryMiB: s.MemoryMiB, Cores: s.Cores}
+// limitsOf is what the group gets for s: memory.max, cpu.max, and io.max on each device under
+// the tenant's thin pool here (cgroupslice.Devices; none while the pool is not active here).
+func limitsOf(o options, s guard.Share) (cgroupslice.Limits, error) {
+	l := cgroupslice.Limits{MemoryMiB: s.MemoryMaxMiB(), Cores: s.Cores}
+	if !s.CapsIO() {
+		return l, nil
+	}
+	devs, err := cgroupslice.Devices(o.sysRoot, s.ThinData)
+	if err != nil {
+		return l, fmt.Errorf("the devices under %s for its io.max: %w", s.ThinData, err)
+	}
+	for _, d := range devs {
+		l.IO = append(l.IO, cgroupslice.IOLimit{Dev: d, RBps: s.ReadBps, WBps: s.WriteBps, RIOPS: s.ReadIOPS, WIOPS: s.WriteIOPS})
+	}
+	return l, nil
 }
 
 // qemuPid reads the pid qemu-server keeps for a running VM (<run-dir>/<vmid>.pid).
@@ -360,7 +382,11 @@ func contain(o options) error {
 			continue
 		}
 		if !o.check {
-			if _, err := cgroupslice.Place(o.cgroupRoot, name, limitsOf(s), pid); err != nil {
+			l, err := limitsOf(o, s)
+			if err == nil {
+				_, err = cgroupslice.Place(o.cgroupRoot, name, l, pid)
+			}
+			if err != nil {
 				errs = append(errs, fmt.Sprintf("tenant %s: placing VM %d (pid %d): %v", name, r.VMID, pid, err))
 				continue
 			}
