@@ -39,7 +39,7 @@ TEST_TARGETS  :=
 BENCH_TARGETS :=
 # The test targets that boot a QEMU guest (the lab, the guest route tests): TEST_LANES=2 runs them in
 # their own lane (a name here that is not in TEST_TARGETS runs nowhere).
-GUEST_TARGETS := test-lab-tenants test-lab-phase2 test-lab-drills test-route test-wire
+GUEST_TARGETS := test-lab-tenants test-lab-phase2 test-lab-drills test-route test-wire test-guard-guest
 # Stage D's lab (QEMU TCG, minutes of FRR and ifupdown2 timing on a loaded machine) gets a second
 # attempt when it fails; the first failure's lines are printed and the table says so
 # (scripts/run-targets.sh). Not the drills: they give phase 2, their lab, a second attempt themselves
