@@ -166,6 +166,9 @@ func hex2(i int) string { return fmt.Sprintf("%02X", i) }
 // exactly what this package renders (regenerate: bin/envelope_guard skeleton > that file).
 func TestShippedSkeletonIsTheRenderedOne(t *testing.T) {
 	const shipped = "../../roles/proxmox_node_network/files/deevnet-wire.nft"
+	if os.Getenv("DEEVNET_GUEST") != "" {
+		t.Skip("the guest holds the test binary, not the repository: `go test ./internal/wire` on the host compares the file")
+	}
 	b, err := os.ReadFile(shipped)
 	if err != nil {
 		t.Fatal(err)

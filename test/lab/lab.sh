@@ -426,7 +426,7 @@ lab, d = sys.argv[1], sys.argv[2]
 tenants = {}
 for f in sorted(glob.glob(lab + "/attachments/*.yml")):
     a = yaml.safe_load(open(f))["tenant_attachment"]
-    tenants[a["name"]] = {"pool": "tenant-" + a["name"], "envelope": a["envelope"]}
+    tenants[a["name"]] = {"pool": "tenant-" + a["name"], "envelope": dict(a["envelope"], **a.get("usage_limits", {}))}
 json.dump({"tenants": tenants}, open(d + "/envelopes.json", "w"))
 tok = json.load(open(lab + "/pvesim-token.json"))
 env = dict(tok["pvesh_env"]); env["PVESIM_CA"] = "/run/lab/wire/ca.pem"
@@ -1165,7 +1165,7 @@ print(walk(json.load(sys.stdin)))')"
   # 3. bandwidth: the attacker's bulk UDP to the outside host held at its tenant's rate, the victim's
   # ping to the outside host meanwhile without loss; the control without the table
   local bw blast
-  bw=$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]["envelope"].get("bandwidth", 0))' "$LAB_DIR/attachments/${aname%-*}.yml")
+  bw=$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant_attachment"].get("usage_limits", {}).get("bandwidth", 0))' "$LAB_DIR/attachments/${aname%-*}.yml")
   blast="(ip netns exec outside python3 $g/wire.py sink 5001 7 2 > $g/sink.out 2>&1 &) ; sleep 0.5;
     (ip netns exec vm-$vname ping -n -q -c 60 -i 0.1 -W 1 198.51.100.1 > $g/vping.out 2>&1 &) ;
     ip netns exec vm-$aname python3 $g/wire.py blast 198.51.100.1 5001 7; sleep 2;

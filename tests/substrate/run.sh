@@ -262,9 +262,11 @@ rm -f "$REPO/tenants/tdemo-wrong.yml"
 
 # --- 5b. the envelope (ADR-0014): the attachment carries the substrate's; a bad envelope and a declaration over
 # it are refused before any change ------------------------------------------------------------------------
-if awk '/^  envelope:/{e=1; next} e && /^  [a-z]/{e=0} e' "$REPO/attachments/tdemo.yml" | sort | tr -d ' \n' \
-    | grep -qx 'bandwidth:1000broadcast:200cores:16disk:256memory:32768vms:8'; then pass "the attachment carries the default envelope (8 VMs, 16 vCPUs, 32768 MiB, 256 GiB, 1000 Mbit/s, 200 broadcast frames/s)"
-else fail "the attachment's envelope: $(grep -A5 '^  envelope:' "$REPO/attachments/tdemo.yml")"; fi
+if "$VENV/bin/python" -c 'import sys, yaml; a = yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]
+sys.exit(a["envelope"] != {"vms": 8, "cores": 16, "memory": 32768, "disk": 256} or a["usage_limits"] != {"bandwidth": 1000, "broadcast": 200,
+         "disk_read_mbps": 400, "disk_write_mbps": 200, "disk_read_iops": 8000, "disk_write_iops": 4000})' "$REPO/attachments/tdemo.yml"; then
+  pass "the attachment carries the default envelope (8 VMs, 16 vCPUs, 32768 MiB, 256 GiB, as releases before 0.3.0 read it) and beside it the usage limits (1000 Mbit/s, 200 broadcast frames/s, disk I/O)"
+else fail "the attachment's envelope and usage limits: $(grep -A12 '^  envelope:' "$REPO/attachments/tdemo.yml")"; fi
 contradiction envelope-bad "vms, memory must each be a whole number of at least 1" onboard "$(cat <<'YML'
 all:
   hosts:
