@@ -438,7 +438,7 @@ for n in Pvesim(lab).get("/nodes"):
         print(n["node"])
 PY
   cp "$guard_bin" "$d/envelope_guard"; cp "$PVESIM" "$d/bin/pvesh"; cp "$LAB_DIR/pvesim-ca.pem" "$d/ca.pem"
-  tar -C "$d" -cf - envelope_guard bin ca.pem pvesh.env envelopes.json | sshl lab "rm -rf $g; mkdir -p $g && tar -C $g -xf -" </dev/null \
+  tar -C "$d" -cf - envelope_guard bin ca.pem pvesh.env envelopes.json | sshl lab "rm -rf $g; mkdir -p $g && tar -C $g -xf -" \
     || { log "wire: the guard not copied into the guest"; return 1; }
   port=$(head -1 "$d/online")
   for n in $(tail -n +2 "$d/online"); do
@@ -1142,25 +1142,25 @@ ip netns exec vm-$vname nft delete table inet wirecheck"
     echo "ok   wire forged source: $aname sent 3 DNS queries to 10.20.99.1 and 3 TCP connects to 198.51.100.1 from $vname's ${vcidr%/*}: 0 replies reached $vname (its node dropped them: forged counter $(ev dropped "$out")); control, $anode's table removed: $(ev replies "$ctl") replies delivered to $vname"
   else echo "FAIL wire forged source: replies at $vname: $(ev replies "$out") guarded (want 0), $(ev replies "$ctl") without the table (want > 0): $out / $ctl"; fail=1; fi
   # 2. the MAC flood: the attacker's VNet bridge and VXLAN FDB on both nodes, and bgpd's EVPN prefixes
-  local tables="echo fdb \$(bridge fdb show br $abr | wc -l) vxlan \$(bridge fdb show dev vxlan_$abr | wc -l) pfx \$(vtysh -c 'show bgp l2vpn evpn summary json' | python3 -c 'import json,sys
+  local tables="echo fdb \$(bridge fdb show br $abr | wc -l); echo vxlan \$(bridge fdb show dev vxlan_$abr | wc -l); echo pfx \$(vtysh -c 'show bgp l2vpn evpn summary json' | python3 -c 'import json,sys
 def walk(o):
     if isinstance(o, dict):
         return sum(v if k == \"pfxRcd\" and isinstance(v, int) else walk(v) for k, v in o.items())
     return 0
 print(walk(json.load(sys.stdin)))')"
-  local flood="ip netns exec vm-$aname python3 $g/wire.py flood" a0 a1 o0 o1 a2 a3
+  local flood="ip netns exec vm-$aname python3 $g/wire.py flood" a0 a1 o0 o1 a2 a3 o2 o3
   a0=$(sshl "$anode" "$tables" </dev/null); o0=$(sshl "$other" "$tables" </dev/null)
   sshl lab "$flood 10000 ${acidr%/*} $agw" >/dev/null </dev/null
   sleep 5
   a1=$(sshl "$anode" "$tables" </dev/null); o1=$(sshl "$other" "$tables" </dev/null)
   # the control: 300 frames without the table, then the attacker's port's learnt entries flushed
-  a2=$(sshl "$anode" "$tables" </dev/null)
-  sshl lab "$unguard; $flood 300 ${acidr%/*} $agw >/dev/null; sleep 2; $reguard" </dev/null
-  a3=$(sshl "$anode" "$tables" </dev/null)
+  a2=$(sshl "$anode" "$tables" </dev/null); o2=$(sshl "$other" "$tables" </dev/null)
+  sshl lab "$unguard; $flood 300 ${acidr%/*} $agw >/dev/null; sleep 5; $reguard" </dev/null
+  a3=$(sshl "$anode" "$tables" </dev/null); o3=$(sshl "$other" "$tables" </dev/null)
   sshl "$anode" "bridge fdb flush dev $abr brport tap${avmid}i0 dynamic 2>/dev/null || { ip link set tap${avmid}i0 down; ip link set tap${avmid}i0 up; }" </dev/null || true
   if [ "$(ev fdb "$a1")" -le "$(ev fdb "$a0")" ] && [ "$(ev vxlan "$o1")" -le "$(ev vxlan "$o0")" ] && [ "$(ev pfx "$o1")" -le "$(ev pfx "$o0")" ] \
      && [ $(( $(ev fdb "$a3") - $(ev fdb "$a2") )) -ge 250 ]; then
-    echo "ok   wire MAC flood: $aname sent 10000 frames from new source MACs: $anode's $abr FDB $(ev fdb "$a0") -> $(ev fdb "$a1") entries, $other's vxlan_$abr FDB $(ev vxlan "$o0") -> $(ev vxlan "$o1"), $other's bgpd EVPN prefixes received $(ev pfx "$o0") -> $(ev pfx "$o1") (bound: one MAC and one address per admitted NIC); control, 300 frames without the table: $abr FDB $(ev fdb "$a2") -> $(ev fdb "$a3")"
+    echo "ok   wire MAC flood: $aname sent 10000 frames from new source MACs: $anode's $abr FDB $(ev fdb "$a0") -> $(ev fdb "$a1") entries, $other's vxlan_$abr FDB $(ev vxlan "$o0") -> $(ev vxlan "$o1"), $other's bgpd EVPN prefixes received $(ev pfx "$o0") -> $(ev pfx "$o1") (bound: one MAC and one address per admitted NIC); control, 300 frames without the table: $abr FDB $(ev fdb "$a2") -> $(ev fdb "$a3"), $other's vxlan_$abr FDB $(ev vxlan "$o2") -> $(ev vxlan "$o3"), its bgpd's prefixes $(ev pfx "$o2") -> $(ev pfx "$o3")"
   else echo "FAIL wire MAC flood: guarded $anode $abr FDB $(ev fdb "$a0") -> $(ev fdb "$a1"), $other vxlan FDB $(ev vxlan "$o0") -> $(ev vxlan "$o1"), pfx $(ev pfx "$o0") -> $(ev pfx "$o1"); control $(ev fdb "$a2") -> $(ev fdb "$a3") (want +250 or more)"; fail=1; fi
   # 3. bandwidth: the attacker's bulk UDP to the outside host held at its tenant's rate, the victim's
   # ping to the outside host meanwhile without loss; the control without the table
@@ -1178,11 +1178,13 @@ print(walk(json.load(sys.stdin)))')"
     echo "ok   wire bandwidth: $aname's bulk UDP to 198.51.100.1 received at $got Mbit/s under ${aname%-*}'s $bw Mbit/s (after the first 2 s: the kernel's bucket holds one second of the rate); $vname's ping to 198.51.100.1 meanwhile: $(ev vping "$out"); control without the table: $free Mbit/s"
   else echo "FAIL wire bandwidth: $got Mbit/s under $bw (want within -50%..+25%), $free Mbit/s without the table (want 2x or more), $vname's ping: $(ev vping "$out")"; fail=1; fi
   # 4. a NIC hotplugged into the attacker's VM: a port the guard has not admitted sends nothing
-  local hot="tap${avmid}i7" d0 d1 r
+  local hot="tap${avmid}i7" d0 d1 r hotip
+  # an address of the attacker's own subnet, no VM's: only the port is new
+  hotip=$("$VENV/bin/python" -c 'import ipaddress, sys; n = ipaddress.ip_interface(sys.argv[1]).network; print("%s/%d" % (list(n.hosts())[-2], n.prefixlen))' "$acidr")
   d0=$(sshl lab "ip netns exec $anode nft list counter bridge deevnet_wire forged | awk '/packets/ {print \$2}'" </dev/null)
   r=$(sshl lab "ip netns add vm-wirehot; ip link add $hot netns $anode type veth peer name eth0 netns vm-wirehot
     ip -n $anode link set $hot master $abr up; ip -n vm-wirehot link set eth0 address 02:00:00:00:77:01 up
-    ip -n vm-wirehot addr add ${agw%.*}.250/${acidr#*/} dev eth0
+    ip -n vm-wirehot addr add $hotip dev eth0
     ip netns exec vm-wirehot ping -n -q -c 3 -i 0.2 -W 1 $agw | grep -o '[0-9]* received'; ip netns del vm-wirehot" 2>&1 </dev/null)
   d1=$(sshl lab "ip netns exec $anode nft list counter bridge deevnet_wire forged | awk '/packets/ {print \$2}'" </dev/null)
   if [ "$r" = "0 received" ] && [ $((d1 - d0)) -ge 3 ]; then
