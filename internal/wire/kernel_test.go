@@ -150,14 +150,15 @@ func kernelLab(t *testing.T) {
 `)
 }
 
-func observed(t *testing.T, counter string) int {
+// counter reads a named nftables counter's packets in the node namespace.
+func counter(t *testing.T, table, name string) int {
 	t.Helper()
-	out := sh(t, "ip", "netns", "exec", nodeNS, "nft", "-j", "list", "counter", "bridge", "observe", "seen_"+counter)
+	out := sh(t, "ip", "netns", "exec", nodeNS, "nft", "-j", "list", "counter", "bridge", table, name)
 	var doc struct {
 		Nftables []map[string]json.RawMessage `json:"nftables"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("nft -j list counter %s: %v: %s", counter, err, out)
+		t.Fatalf("nft -j list counter %s: %v: %s", name, err, out)
 	}
 	for _, o := range doc.Nftables {
 		if c, ok := o["counter"]; ok {
@@ -166,9 +167,12 @@ func observed(t *testing.T, counter string) int {
 			return v.Packets
 		}
 	}
-	t.Fatalf("no counter %s in %s", counter, out)
+	t.Fatalf("no counter %s in %s", name, out)
 	return 0
 }
+
+// observed is what the observer counted for a probe: what passed the guard.
+func observed(t *testing.T, probe string) int { return counter(t, "observe", "seen_"+probe) }
 
 func resetObserver(t *testing.T) {
 	sh(t, "ip", "netns", "exec", nodeNS, "nft", "reset", "counters", "table", "bridge", "observe")
@@ -519,26 +523,10 @@ func TestKernelBroadcastHeldAtTheTenantsRate(t *testing.T) {
 	for i := range frames {
 		frames[i] = ether(bcast, a1MAC, 0x0806, arpReply(a1MAC, a1IP, gwIP))
 	}
-	count := func() int {
-		out := sh(t, "ip", "netns", "exec", nodeNS, "nft", "-j", "list", "counter", "bridge", Table, CounterBroadcast)
-		var doc struct {
-			Nftables []map[string]json.RawMessage `json:"nftables"`
-		}
-		_ = json.Unmarshal([]byte(out), &doc)
-		for _, o := range doc.Nftables {
-			if c, ok := o["counter"]; ok {
-				var v struct{ Packets int }
-				_ = json.Unmarshal(c, &v)
-				return v.Packets
-			}
-		}
-		t.Fatalf("no counter %s: %s", CounterBroadcast, out)
-		return 0
-	}
 	start := time.Now()
 	sendFrames(t, "dvtw-a1", frames)
 	took := time.Since(start)
-	dropped := count()
+	dropped := counter(t, Table, CounterBroadcast)
 	passed := n - dropped
 	allowed := 50*took.Seconds() + 50 // the rate over the blast's time, and the burst
 	t.Logf("%d broadcast ARP frames in %v: %d passed, %d dropped over the rate (50/s, burst 50)", n, took, passed, dropped)

@@ -310,11 +310,7 @@ func qemuPid(runDir string, id int) (int, error) {
 // with -check, that would be) on stdout; a running VM with no QEMU pid file here is named on
 // stderr and left (its status is stale, or it runs elsewhere).
 func contain(o options) error {
-	f, res, err := state(o)
-	if err != nil {
-		return err
-	}
-	node, err := nodeName(o)
+	f, res, node, err := nodeState(o)
 	if err != nil {
 		return err
 	}

@@ -139,16 +139,12 @@ func readSummary(script []byte) []string {
 
 // wireCmd loads this node's table when it differs from the one loaded last, or is not in the
 // kernel (a boot, a flush): one line per change on stdout (with -check: what would change, and
-// nothing is loaded), one line per NIC not admitted on stderr. With -nft ” it only writes the
-// file (a lab whose nodes are directories).
+// nothing is loaded), one line per NIC not admitted on stderr. With an empty -nft it only writes
+// the file (a lab whose nodes are directories).
 func wireCmd(o options) error { return wireRun(o, nil) }
 
 func wireRun(o options, started []int) error {
-	f, res, err := state(o)
-	if err != nil {
-		return err
-	}
-	node, err := nodeName(o)
+	f, res, node, err := nodeState(o)
 	if err != nil {
 		return err
 	}
@@ -216,6 +212,16 @@ func loadWire(o options, script string) error {
 
 func tableLoaded(nft string) bool {
 	return exec.Command(nft, "list", "table", "bridge", wire.Table).Run() == nil
+}
+
+// nodeState is state and this node's name, what contain and wire start from.
+func nodeState(o options) (guard.File, []guard.Resource, string, error) {
+	f, res, err := state(o)
+	if err != nil {
+		return guard.File{}, nil, "", err
+	}
+	node, err := nodeName(o)
+	return f, res, node, err
 }
 
 // nodeName is -node, or the host name up to its first dot (PVE's nodename).
