@@ -235,9 +235,9 @@ func (r *siteRun) unboundUp() error {
 	if err != nil {
 		return err
 	}
-	// stubs for the site and the tenants' reverse zones, "." forwarded to PowerDNS too: nothing
-	// is ever asked off this machine
-	stubs := []Stub{{Zone: r.Site, Port: r.pdns.Port}, {Zone: "20.10.in-addr.arpa", Port: r.pdns.Port}}
+	// the site and the tenants' reverse zones forwarded to PowerDNS (never a referral followed to
+	// a tenant's address, docs/adr/0017-dns-quota.md), "." too: nothing is ever asked off this machine
+	stubs := []Stub{{Zone: r.Site, Port: r.pdns.Port, Forward: true}, {Zone: "20.10.in-addr.arpa", Port: r.pdns.Port, Forward: true}}
 	r.unb, err = startUnbound(d, r.UnboundPort, stubs, r.pdns.Port)
 	if err != nil {
 		return err
