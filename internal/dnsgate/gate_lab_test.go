@@ -1,4 +1,4 @@
-package dnsgate
+package dnsgate_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/deevnet/tenant/internal/dnsgate"
 	"github.com/deevnet/tenant/internal/dnslab"
 	"github.com/deevnet/tenant/internal/dnsupdate"
 )
@@ -22,9 +23,9 @@ import (
 // alone) with the gateway in front on loopback.
 type lab struct {
 	*dnslab.Lab
-	gate *Gate
-	addr string // the gateway, 127.0.0.1:port
-	sub  Key    // the substrate's key
+	gate *dnsgate.Gate
+	addr string      // the gateway, 127.0.0.1:port
+	sub  dnsgate.Key // the substrate's key
 	log  *syncBuf
 }
 
@@ -72,11 +73,11 @@ func startLab(t *testing.T, quotas map[string][2]int) *lab {
 		t.Fatal(err)
 	}
 	lg := &syncBuf{}
-	g := &Gate{
+	g := &dnsgate.Gate{
 		Upstream:  l.Addr(),
-		Forward:   Key{Name: fwd.Name, Algorithm: fwd.Algorithm, Secret: fwd.Secret},
-		Substrate: []Key{{Name: sub.Name, Algorithm: sub.Algorithm, Secret: sub.Secret}},
-		Reader:    &PowerDNSAPI{URL: fmt.Sprintf("http://127.0.0.1:%d/api/v1/servers/localhost", l.APIPort), APIKey: l.APIKey},
+		Forward:   dnsgate.Key{Name: fwd.Name, Algorithm: fwd.Algorithm, Secret: fwd.Secret},
+		Substrate: []dnsgate.Key{{Name: sub.Name, Algorithm: sub.Algorithm, Secret: sub.Secret}},
+		Reader:    &dnsgate.PowerDNSAPI{URL: fmt.Sprintf("http://127.0.0.1:%d/api/v1/servers/localhost", l.APIPort), APIKey: l.APIKey},
 		TenantDir: dir,
 		Log:       lg,
 	}
@@ -92,7 +93,7 @@ func startLab(t *testing.T, quotas map[string][2]int) *lab {
 		<-started
 		t.Cleanup(func() { _ = s.Shutdown() })
 	}
-	return &lab{Lab: l, gate: g, addr: addr, sub: Key{Name: sub.Name, Algorithm: sub.Algorithm, Secret: sub.Secret}, log: lg}
+	return &lab{Lab: l, gate: g, addr: addr, sub: dnsgate.Key{Name: sub.Name, Algorithm: sub.Algorithm, Secret: sub.Secret}, log: lg}
 }
 
 // client is nsupdate_tsig's client with the key k, to addr.

@@ -13,19 +13,31 @@ import (
 // contract's vms.memory and vms.disk. Its default has one source, the substrate role's
 // substrate_tenant_envelope (roles/substrate/meta/argument_specs.yml).
 // The json tags are the guard's envelope file (internal/guard), the opt tags the modules' option.
+// DNSRecords and DNSUpdates are the DNS quota (docs/adr/0017-dns-quota.md), which the DNS gateway
+// enforces; 0 is "not given" (an attachment written before them has none).
 type Envelope struct {
 	VMs    int `opt:"vms" json:"vms"`
 	Cores  int `opt:"cores" json:"cores"`
 	Memory int `opt:"memory" json:"memory"`
 	Disk   int `opt:"disk" json:"disk"`
+	// records each of the tenant's zones may hold, the apex's SOA and NS aside
+	DNSRecords int `opt:"dns_records" json:"dns_records,omitempty"`
+	// UPDATE messages a minute
+	DNSUpdates int `opt:"dns_updates" json:"dns_updates,omitempty"`
 }
 
-// Validate refuses an envelope with a limit below one, naming each such field.
+// Validate refuses an envelope with a limit below one, naming each such field; the DNS quota's
+// limits only where given (0 is not given).
 func (e Envelope) Validate(field string) error {
 	var errs []string
 	for _, l := range e.limits() {
 		if l.limit < 1 {
 			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1%s", field, l.key, l.limit, l.unit))
+		}
+	}
+	for _, l := range []limit{{key: "dns_records", limit: e.DNSRecords, unit: " (records in each zone)"}, {key: "dns_updates", limit: e.DNSUpdates, unit: " (UPDATE messages a minute)"}} {
+		if l.limit < 0 {
+			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1%s, or not given", field, l.key, l.limit, l.unit))
 		}
 	}
 	if len(errs) > 0 {

@@ -103,5 +103,8 @@ func EnvelopeOption() *module.Option {
 		"cores":  {Type: module.TypeInt, Required: true},
 		"memory": {Type: module.TypeInt, Required: true},
 		"disk":   {Type: module.TypeInt, Required: true},
+		// the DNS quota (docs/adr/0017-dns-quota.md): not in attachments written before it
+		"dns_records": {Type: module.TypeInt},
+		"dns_updates": {Type: module.TypeInt},
 	}}
 }

@@ -44,4 +44,15 @@ options:
         description: Most disk over all its VMs, in GiB, at least 1.
         type: int
         required: true
+      dns_records:
+        description:
+          - The DNS quota (docs/adr/0017-dns-quota.md) - most records each of the tenant's zones may hold (the apex's SOA
+            and NS aside), at least 1 where given. The DNS gateway refuses an UPDATE past it; these modules carry it.
+          - Not given (an attachment from before the DNS quota), nothing is checked against it.
+        type: int
+      dns_updates:
+        description:
+          - The DNS quota - most UPDATE messages a minute the tenant may send, at least 1 where given; the DNS gateway
+            refuses past it.
+        type: int
 '''

@@ -22,7 +22,7 @@ cleanup() { PVESIM=$PVESIM "$SHARED/lab.sh" down "$LAB" >/dev/null 2>&1; rm -rf 
 trap cleanup EXIT
 start=$(date +%s)
 (cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/probe" ./tests/adversary/probe) || exit 1
-PVESIM=$PVESIM LAB_DNS_TENANTS= "$SHARED/lab.sh" up "$LAB" >"$WORK/lab.out" 2>&1 || { cat "$WORK/lab.out"; exit 1; }
+PVESIM=$PVESIM LAB_DNS_TENANTS= LAB_DNS_QUOTA=1 "$SHARED/lab.sh" up "$LAB" >"$WORK/lab.out" 2>&1 || { cat "$WORK/lab.out"; exit 1; }
 
 fails=0
 fail() { echo "test-adversary: FAIL $*"; fails=$((fails + 1)); }
@@ -51,9 +51,32 @@ other_index=$(python3 -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]
   || "$VENV/bin/python" -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]))["tenants"]["tother"])' "$LAB/tenants.yml")
 bridge=$("$VENV/bin/ansible-inventory" -i "$SHARED/inventory" --host localhost 2>/dev/null \
   | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["substrate_site"]["bridge"])')
+# The DNS quota (docs/adr/0017-dns-quota.md): onboarding pointed tdemo's attachment at the gateway;
+# the substrate publishes the issue's delegation in tdemo's zone through the PowerDNS API (as a
+# record from before the rule: the gateway refuses it from the tenant), so the probe can show that
+# the resolver, with the snippet onboarding wrote, sends nothing to the tenant's address.
+gate_port=$(sed -n 's/^DNS_LAB_GATE_PORT=//p' "$LAB/dns/env")
+att_port=$("$VENV/bin/python" -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]["dns"]["port"])' "$LAB/attachments/tdemo.yml")
+[ -n "$gate_port" ] && [ "$att_port" = "$gate_port" ] && echo "test-adversary: tdemo's attachment names the DNS gateway (port $gate_port)" \
+  || fail "tdemo's attachment names DNS port $att_port, not the gateway's ${gate_port:-(none)}"
+(. "$LAB/dns/env"; curl -sf -o /dev/null -X PATCH -H "X-API-Key: $DNS_LAB_API_KEY" "$DNS_LAB_API_URL/zones/tdemo.$DNS_LAB_SITE_ZONE." \
+  -d "{\"rrsets\": [{\"name\": \"sub.tdemo.$DNS_LAB_SITE_ZONE.\", \"type\": \"NS\", \"ttl\": 300, \"changetype\": \"REPLACE\", \"records\": [{\"content\": \"ns.sub.tdemo.$DNS_LAB_SITE_ZONE.\", \"disabled\": false}]},
+       {\"name\": \"ns.sub.tdemo.$DNS_LAB_SITE_ZONE.\", \"type\": \"A\", \"ttl\": 300, \"changetype\": \"REPLACE\", \"records\": [{\"content\": \"127.0.0.9\", \"disabled\": false}]}]}") \
+  || fail "publishing the delegation through the PowerDNS API"
 echo "test-adversary: probing as tdemo (other tenant tother, index $other_index; site bridge $bridge)"
-"$WORK/probe" -attachment "$LAB/attachments/tdemo.yml" -other tother -other-index "$other_index" -bridge "$bridge" | tee "$WORK/probe.out"
+"$WORK/probe" -attachment "$LAB/attachments/tdemo.yml" -other tother -other-index "$other_index" -bridge "$bridge" -tenant-ns 127.0.0.9 | tee "$WORK/probe.out"
 [ "${PIPESTATUS[0]}" -eq 0 ] || fail "probe: $(grep -c '^FAIL' "$WORK/probe.out") probes did not get PVE's or the DNS server's answer"
+
+# Bad DNS quotas are refused before any write, naming the field and the rule: one below what tdemo's
+# zone holds (its records and the substrate's delegation), a rate of 0; the registry and attachment stay.
+before=$(cat "$LAB/tenants.yml" "$LAB/attachments/tdemo.yml" | sha256sum)
+play fail "onboard tdemo with dns_records 1" -e tenant_name=tdemo -e '{"substrate_tenant_envelopes": {"tdemo": {"dns_records": 1}}}' deevnet.tenant.onboard
+says "the quota below what the zone holds" "the DNS quota of 1 records (envelope.dns_records, substrate_tenant_envelope"
+says "the quota below what the zone holds" "is below what zone tdemo."
+play fail "onboard tdemo with dns_updates 0" -e tenant_name=tdemo -e '{"substrate_tenant_envelopes": {"tdemo": {"dns_updates": 0}}}' deevnet.tenant.onboard
+says "a rate of 0" "dns_updates must each be a whole number of at least 1"
+[ "$(cat "$LAB/tenants.yml" "$LAB/attachments/tdemo.yml" | sha256sum)" = "$before" ] && echo "test-adversary: the refused onboardings left the registry and tdemo's attachment as they were" \
+  || fail "a refused onboarding changed the registry or tdemo's attachment"
 
 # The VM the probe made without the template starts unguarded until a sweep: the next tenant converge's
 # hypervisor play sweeps it (the guard becomes its hookscript, nothing is stopped), and its next start is refused.
