@@ -215,6 +215,12 @@ func (g *Gate) update(w dns.ResponseWriter, req *dns.Msg) {
 	g.mu.RLock()
 	conf, rate := g.conf, g.rate
 	g.mu.RUnlock()
+	if conf.byZone[zone] == nil {
+		// as PowerDNS answers for a zone it does not serve (the site zone, say)
+		g.logf("NOTAUTH update from %s (key %s): zone %s is no tenant's", w.RemoteAddr(), keyName, zone)
+		g.reply(w, req, dns.RcodeNotAuth, fmt.Sprintf("zone %s is no tenant's zone at this gateway", strings.TrimSuffix(zone, ".")))
+		return
+	}
 	tn, ok := conf.byKey[dns.CanonicalName(t.Hdr.Name)]
 	if !ok || conf.byZone[zone] != tn {
 		g.refuse(w, req, keyName, fmt.Sprintf("key %s may not update zone %s", keyName, strings.TrimSuffix(zone, ".")))

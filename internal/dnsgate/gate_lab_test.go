@@ -252,6 +252,16 @@ func TestContractRefused(t *testing.T) {
 	}
 }
 
+// A zone that is no tenant's (the site zone) is answered NOTAUTH, as PowerDNS answers for a zone
+// it does not serve; the other tenant's zone REFUSED (TestContractRefused).
+func TestNoTenantsZoneNotAuth(t *testing.T) {
+	l := startLab(t, nil)
+	rc, err := send(t, client(l.addr, l.Keys["tdemo"]), "mobile.deevnet.net", "x.mobile.deevnet.net 300 IN A 10.20.255.1")
+	if rc != dns.RcodeNotAuth || err == nil || !strings.Contains(err.Error(), "no tenant's zone at this gateway") {
+		t.Fatalf("the site zone: %s (%v), want NOTAUTH", dns.RcodeToString[rc], err)
+	}
+}
+
 // The tenant's key straight at the server: the server takes updates of the tenant zones from the
 // gateway's key only, so going around the gateway is refused.
 func TestTenantKeyAtTheServerRefused(t *testing.T) {
