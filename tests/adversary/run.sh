@@ -19,6 +19,8 @@
 # records each zone's records against the quota in the site report.
 # The control: ADVERSARY_NO_GUARD=1 runs every playbook without the envelope guard; the exhaustion
 # probes must then fail (PVE starts every bigger VM), the others pass as before.
+# ADVERSARY_NO_DNS_GATEWAY=1 runs the lab without the DNS gateway (onboarding then lets the tenant's key
+# update PowerDNS directly, as before issue 53): the quota and record probes must then fail.
 set -uo pipefail
 # shellcheck source=tests/lib/sharedlab.sh
 . "$(dirname "$0")/../lib/sharedlab.sh"
@@ -28,7 +30,7 @@ cleanup() { PVESIM=$PVESIM "$SHARED/lab.sh" down "$LAB" >/dev/null 2>&1; rm -rf 
 trap cleanup EXIT
 start=$(date +%s)
 (cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/probe" ./tests/adversary/probe) || exit 1
-PVESIM=$PVESIM LAB_DNS_TENANTS= LAB_DNS_QUOTA=1 "$SHARED/lab.sh" up "$LAB" >"$WORK/lab.out" 2>&1 || { cat "$WORK/lab.out"; exit 1; }
+PVESIM=$PVESIM LAB_DNS_TENANTS= LAB_DNS_QUOTA=$([ -n "${ADVERSARY_NO_DNS_GATEWAY:-}" ] && echo 0 || echo 1) "$SHARED/lab.sh" up "$LAB" >"$WORK/lab.out" 2>&1 || { cat "$WORK/lab.out"; exit 1; }
 
 fails=0
 fail() { echo "test-adversary: FAIL $*"; fails=$((fails + 1)); }
@@ -60,6 +62,8 @@ says "the quota below what the zone holds" "the DNS quota of 1 records (envelope
 says "the quota below what the zone holds" "is below what zone tdemo."
 play fail "onboard tdemo with dns_updates 0" -e tenant_name=tdemo -e '{"substrate_tenant_envelopes": {"tdemo": {"dns_updates": 0}}}' deevnet.tenant.onboard
 says "a rate of 0" "dns_updates must each be a whole number of at least 1"
+play fail "onboard tdemo with a gateway without its key" -e tenant_name=tdemo -e '{"substrate_dns_gateway": {"server": "127.0.0.1"}}' deevnet.tenant.onboard
+says "a gateway without its key" "substrate_dns_gateway: key_name, tenant_dir must each be given"
 [ "$(cat "$LAB/tenants.yml" "$LAB/attachments/tdemo.yml" | sha256sum)" = "$before" ] && echo "test-adversary: the refused onboardings left the registry and tdemo's attachment as they were" \
   || fail "a refused onboarding changed the registry or tdemo's attachment"
 
