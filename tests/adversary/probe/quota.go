@@ -77,6 +77,9 @@ func (e *env) refused(ctx context.Context, want string, rrs ...string) (string, 
 	good := "probe-good." + e.own.DNSZone
 	err := e.add(ctx, append([]string{good + " 300 IN A 10.20.255.252"}, rrs...)...)
 	var ue *dnsupdate.UpdateError
+	if err == nil {
+		return "", fmt.Errorf("answered NOERROR (published), want REFUSED naming %q", want)
+	}
 	if !errors.As(err, &ue) || ue.Rcode != dns.RcodeRefused || !strings.Contains(ue.Reason, want) {
 		return "", fmt.Errorf("answered %w, want REFUSED naming %q", err, want)
 	}
