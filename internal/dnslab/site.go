@@ -287,11 +287,18 @@ func (r *siteRun) bindUp() error {
 	}
 	zones := []BINDZone{{Name: r.Site, Grants: []string{"grant " + substrateKey + " zonesub ANY;"}, AllowTransfer: "key " + substrateKey + ";"}}
 	for _, t := range r.Tenants {
-		for _, z := range t.Zones(r.Site) {
+		for i, z := range t.Zones(r.Site) {
+			// what BIND can hold a tenant's key to (docs/adr/0017-dns-quota.md): the contract's types,
+			// and the default quota as max-records (counting the zone file's SOA and NS)
+			types := "A AAAA CNAME TXT MX SRV"
+			if i == 1 {
+				types = "PTR"
+			}
 			zones = append(zones, BINDZone{
 				Name:          z,
-				Grants:        []string{"grant tenant-" + t.Name + " zonesub ANY;", "grant " + substrateKey + " zonesub ANY;"},
+				Grants:        []string{"grant tenant-" + t.Name + " zonesub " + types + ";", "grant " + substrateKey + " zonesub ANY;"},
 				AllowTransfer: "key tenant-" + t.Name + "; key " + substrateKey + ";",
+				Options:       fmt.Sprintf("max-records %d;", bindMaxRecords),
 			})
 		}
 	}
@@ -457,6 +464,10 @@ func SiteStatus(dir string, w io.Writer) error {
 	}
 	return nil
 }
+
+// bindMaxRecords is the site lab BIND's max-records of a tenant zone: the default dns_records
+// (roles/substrate's substrate_tenant_envelope) and the zone file's SOA and NS.
+const bindMaxRecords = 1000 + 2
 
 // gateKey is the gateway's own key: the only one onboarding lets update a tenant's zones when the
 // site runs the gateway.
