@@ -35,7 +35,7 @@ func (e Envelope) Validate(field string) error {
 			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1%s", field, l.key, l.limit, l.unit))
 		}
 	}
-	for _, l := range []limit{{key: "dns_records", limit: e.DNSRecords, unit: " (records in each zone)"}, {key: "dns_updates", limit: e.DNSUpdates, unit: " (UPDATE messages a minute)"}} {
+	for _, l := range e.dnsLimits() {
 		if l.limit < 0 {
 			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1%s, or not given", field, l.key, l.limit, l.unit))
 		}
@@ -57,6 +57,11 @@ func (e Envelope) limits() []limit {
 		{key: "vms", limit: e.VMs}, {key: "cores", limit: e.Cores, unit: " vCPUs"},
 		{key: "memory", limit: e.Memory, unit: " MiB"}, {key: "disk", limit: e.Disk, unit: " GiB"},
 	}
+}
+
+// dnsLimits are the DNS quota's (docs/adr/0017-dns-quota.md), which the DNS gateway enforces.
+func (e Envelope) dnsLimits() []limit {
+	return []limit{{key: "dns_records", limit: e.DNSRecords, unit: " (records in each zone)"}, {key: "dns_updates", limit: e.DNSUpdates, unit: " (UPDATE messages a minute)"}}
 }
 
 // CheckDeclaration refuses a declaration of count VMs of the same shape whose totals exceed e:
