@@ -322,3 +322,41 @@ func TestRateRefused(t *testing.T) {
 		t.Error("the gateway's log holds the tenant's secret")
 	}
 }
+
+// Two updates of 600 records sent at once under a quota of 1000: the zone is counted and
+// forwarded one update at a time, so exactly one fits.
+func TestConcurrentUpdatesCountedOneAtATime(t *testing.T) {
+	l := startLab(t, map[string][2]int{"tdemo": {1000, 600}})
+	var wg sync.WaitGroup
+	rcs := make([]int, 2)
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var rrs []string
+			for i := range 600 {
+				rrs = append(rrs, fmt.Sprintf("c%d-%d.%s 300 IN A 10.20.%d.%d", g, i, dnslab.ZoneTdemo, i>>8, i&255))
+			}
+			m := new(dns.Msg)
+			m.SetUpdate(dns.Fqdn(dnslab.ZoneTdemo))
+			for _, s := range rrs {
+				rr, _ := dns.NewRR(s)
+				m.Insert([]dns.RR{rr})
+			}
+			err := client(l.addr, l.Keys["tdemo"]).Update(context.Background(), m)
+			var ue *dnsupdate.UpdateError
+			switch {
+			case err == nil:
+				rcs[g] = dns.RcodeSuccess
+			case errors.As(err, &ue):
+				rcs[g] = ue.Rcode
+			default:
+				rcs[g] = -1
+			}
+		}()
+	}
+	wg.Wait()
+	if n := l.held(t, dnslab.ZoneTdemo); n != 600 {
+		t.Errorf("zone holds %d records after two concurrent updates of 600 (rcodes %v), want 600", n, rcs)
+	}
+}
