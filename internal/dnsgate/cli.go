@@ -105,6 +105,15 @@ func readKeys(file string) (map[string]Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-keys: %w", err)
 	}
+	keys, err := parseKeys(b)
+	if err != nil {
+		return nil, fmt.Errorf("-keys %s %w", file, err)
+	}
+	return keys, nil
+}
+
+// parseKeys reads the lines of a keys file; an error names the line, never its secret.
+func parseKeys(b []byte) (map[string]Key, error) {
 	keys := map[string]Key{}
 	for i, l := range strings.Split(string(b), "\n") {
 		if strings.TrimSpace(l) == "" {
@@ -112,7 +121,7 @@ func readKeys(file string) (map[string]Key, error) {
 		}
 		f := strings.SplitN(strings.TrimSpace(l), ":", 3)
 		if len(f) != 3 || f[1] == "" || f[2] == "" || !knownHMAC(f[0]) {
-			return nil, fmt.Errorf("-keys %s line %d: not algorithm:name:secret with an HMAC algorithm", file, i+1)
+			return nil, fmt.Errorf("line %d: not algorithm:name:secret with an HMAC algorithm", i+1)
 		}
 		keys[f[1]] = Key{Algorithm: f[0], Name: f[1], Secret: f[2]}
 	}

@@ -3,6 +3,7 @@ package dnsgate
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,30 @@ func FuzzParseTenant(f *testing.F) {
 		_, err := ParseTenant(b)
 		if err != nil && strings.Contains(err.Error(), "c2VjcmV0LXNlY3JldC0x") && strings.Contains(string(b), "secret") {
 			t.Fatalf("error quotes the secret: %v", err)
+		}
+	})
+}
+
+func TestParseKeys(t *testing.T) {
+	k, err := parseKeys([]byte("hmac-sha256:dnsgate:c2VjcmV0LXNlY3JldC0x\n\nhmac-sha512:substrate:c2VjcmV0LXNlY3JldC0y\n"))
+	if err != nil || len(k) != 2 || k["dnsgate"].Secret != "c2VjcmV0LXNlY3JldC0x" || k["substrate"].Algorithm != "hmac-sha512" {
+		t.Fatalf("%v %v", k, err)
+	}
+	_, err = parseKeys([]byte("hmac-sha256:dnsgate:c2VjcmV0LXNlY3JldC0x\nmd5:x:c2VjcmV0LXNlY3JldC0y\n"))
+	if err == nil || err.Error() != "line 2: not algorithm:name:secret with an HMAC algorithm" {
+		t.Fatalf("bad line: %v", err)
+	}
+}
+
+// FuzzParseKeys: no input panics the keys parser, and an error is only ever the line's number
+// (so it quotes nothing of a secret).
+func FuzzParseKeys(f *testing.F) {
+	f.Add([]byte("hmac-sha256:dnsgate:c2VjcmV0LXNlY3JldC0x\n"))
+	f.Add([]byte("bogus:c2VjcmV0LXNlY3JldC0x\n"))
+	only := regexp.MustCompile(`^line [0-9]+: not algorithm:name:secret with an HMAC algorithm$`)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := parseKeys(b); err != nil && !only.MatchString(err.Error()) {
+			t.Fatalf("error says more than the line: %v", err)
 		}
 	})
 }
