@@ -10,9 +10,10 @@ BIN_DIR   := $(ROOT)/plugins/modules
 RAW_BIN_DIR := $(ROOT)/bin/modules
 PYTHON3   ?= python3
 # Every cmd/<name> is an Ansible module except the tools tests and the demo run (the simulator, the
-# DNS lab behind scripts/dns-lab.sh), and the multi-call binary cmd/tenant_modules, which holds the
+# DNS lab behind scripts/dns-lab.sh, the DNS quota gateway the substrate runs beside PowerDNS,
+# docs/adr/0017-dns-quota.md), and the multi-call binary cmd/tenant_modules, which holds the
 # controller-side modules.
-TOOLS     := pvesim dnslab
+TOOLS     := pvesim dnslab dnsgate
 MULTICALL := tenant_modules
 # Not modules: binaries the substrate installs on its nodes (envelope_guard: PVE's hookscript that
 # holds each tenant to its envelope, docs/adr/0014-tenant-envelope.md).

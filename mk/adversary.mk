@@ -13,6 +13,10 @@
 #                         the playbooks install: memory, vCPUs, a snippet, disk growth, the VM count
 #                         and a VM made without the template, each refused at start or capped;
 #                         ADVERSARY_NO_GUARD=1 is their control (they must fail).
+#                         The DNS quota (issue 53, probe/quota.go, docs/adr/0017-dns-quota.md), with the
+#                         DNS gateway in the lab: a 20,000-record flood refused past the quota, a
+#                         delegation, DNAME, 2 KB TXT and TTL 1 refused, the resolver sending nothing
+#                         to a tenant's address, bad quotas refused at onboarding.
 #                         Packets from inside the VMs: the lab's sweep and vmbr0 move (test/lab/probe.sh,
 #                         lab.sh check_probes), run by make test-lab-tenants' verify in the lab it boots
 #                         anyway (no lab boot of its own; docs/security.md, "Packets").

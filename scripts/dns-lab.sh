@@ -18,6 +18,11 @@
 #                         (and the site zone, updated and transferred by the key "substrate" only)
 #   DNS_LAB_BIND_PORT     BIND port                (0 or unset: a free port)
 #   DNS_LAB_BIND_STATS_PORT  BIND statistics channel, HTTP (0 or unset: a free port)
+#   DNS_LAB_GATEWAY       1: also start the DNS gateway (dnsgate, docs/adr/0017-dns-quota.md) in front of
+#                         PowerDNS, with its key "dnsgate" and an empty tenant directory   default 0
+#   DNS_LAB_GATE_PORT     its port                 (0 or unset: a free port)
+#   DNS_LAB_UNBOUND_INCLUDE  a directory whose *.conf Unbound reads too (made when missing; SIGHUP to
+#                         $DNS_LAB_DIR/unbound/pid reloads), e.g. the snippets onboarding writes
 #   DNS_LAB_SITE_ZONE     site zone                                default mobile.deevnet.net
 #   DNS_LAB_TENANTS       "name:index ..."                         default "tdemo:1 tother:2"
 #                         (set but empty: no tenant zones, e.g. when onboarding creates them)
@@ -27,7 +32,8 @@
 # Output: $DNS_LAB_DIR/env with
 #   DNS_LAB_DIR, DNS_LAB_SERVER=127.0.0.1, DNS_LAB_PDNS_PORT, DNS_LAB_API_PORT, DNS_LAB_API_URL,
 #   DNS_LAB_API_KEY, DNS_LAB_UNBOUND_PORT, DNS_LAB_BIND_PORT and DNS_LAB_BIND_STATS_URL (empty without
-#   BIND; counters at $DNS_LAB_BIND_STATS_URL/json/v1/server), DNS_LAB_SITE_ZONE,
+#   BIND; counters at $DNS_LAB_BIND_STATS_URL/json/v1/server), DNS_LAB_SITE_ZONE, DNS_LAB_GATE_PORT and
+#   DNS_LAB_GATE_DIR (the gateway's tenant directory; both empty without it),
 #   DNS_LAB_KEY_ALGORITHM=hmac-sha256, DNS_LAB_KEY_<NAME>=<base64 secret> for every key
 #   (NAME upper-cased, '-' -> '_': DNS_LAB_KEY_TENANT_TDEMO, DNS_LAB_KEY_SUBSTRATE),
 #   and $DNS_LAB_DIR/keys with one "algorithm:name:secret" line per key.
@@ -40,7 +46,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${DNS_LAB_BIN:-$ROOT/bin/dnslab}
-if [ ! -x "$BIN" ] || [ -n "$(find "$ROOT/internal/dnslab" "$ROOT/cmd/dnslab" "$ROOT/go.mod" -newer "$BIN" 2>/dev/null | head -1)" ]; then
+if [ ! -x "$BIN" ] || [ -n "$(find "$ROOT/internal/dnslab" "$ROOT/internal/dnsgate" "$ROOT/internal/dnsquota" "$ROOT/cmd/dnslab" "$ROOT/go.mod" -newer "$BIN" 2>/dev/null | head -1)" ]; then
   mkdir -p "$(dirname "$BIN")"
   # a private name, then rename: two labs starting at once never run a half-written binary
   (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$BIN.$$" ./cmd/dnslab) && mv -f "$BIN.$$" "$BIN"

@@ -21,6 +21,8 @@ type BINDZone struct {
 	// AllowTransfer is the zone's allow-transfer list, e.g. "key tdemo;" or "none;";
 	// "" keeps BIND's default.
 	AllowTransfer string
+	// Options are more zone statements, e.g. "max-records 1002;" (the DNS quota, docs/adr/0017-dns-quota.md).
+	Options string
 }
 
 // BIND is a running named (authoritative only: recursion no, notify no, no control channel).
@@ -89,6 +91,9 @@ statistics-channels { inet 127.0.0.1 port %d allow { 127.0.0.1; }; };
 		xfr := ""
 		if z.AllowTransfer != "" {
 			xfr = " allow-transfer { " + z.AllowTransfer + " };"
+		}
+		if z.Options != "" {
+			xfr += " " + z.Options
 		}
 		fmt.Fprintf(&conf, "zone %q { type primary; file %q; update-policy { %s };%s };\n", z.Name, zf, strings.Join(z.Grants, " "), xfr)
 	}

@@ -5,12 +5,18 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/deevnet/tenant/internal/dnsgate"
 )
 
 // Main is cmd/dnslab, the command behind scripts/dns-lab.sh: up|down|env|status on the site lab
 // configured by the DNS_LAB_* variables (lookup), as that script documents. It returns the exit
 // status: 0 done, 1 failed, 2 usage.
 func Main(args []string, lookup func(string) (string, bool), stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "gate" {
+		// the site lab's DNS gateway, which `up` starts as this binary (DNS_LAB_GATEWAY=1)
+		return dnsgate.Main(args[1:], stderr)
+	}
 	c, err := SiteConfigFromEnv(lookup)
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "dns-lab: %v\n", err)

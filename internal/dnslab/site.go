@@ -39,7 +39,14 @@ type SiteConfig struct {
 	UnboundPort             int
 	BIND                    bool
 	BINDPort, BINDStatsPort int
-	Log                     io.Writer // progress lines; nil: none
+	// Gateway starts the DNS gateway (internal/dnsgate, docs/adr/0017-dns-quota.md) in front of
+	// PowerDNS, run as `<this binary> gate`: onboarding then configures each tenant for it.
+	Gateway  bool
+	GatePort int
+	// UnboundInclude is a directory whose *.conf Unbound reads too (made when missing): the
+	// snippets onboarding writes (substrate_unbound_conf_dir); SIGHUP to its pid reloads them.
+	UnboundInclude string
+	Log            io.Writer // progress lines; nil: none
 }
 
 // Site lab constants the env file reports.
@@ -52,7 +59,8 @@ const (
 // SiteConfigFromEnv reads the DNS_LAB_* variables scripts/dns-lab.sh documents.
 func SiteConfigFromEnv(lookup func(string) (string, bool)) (SiteConfig, error) {
 	get := func(k string) string { v, _ := lookup(k); return v }
-	c := SiteConfig{Dir: get("DNS_LAB_DIR"), Site: get("DNS_LAB_SITE_ZONE"), BIND: get("DNS_LAB_BIND") == "1"}
+	c := SiteConfig{Dir: get("DNS_LAB_DIR"), Site: get("DNS_LAB_SITE_ZONE"), BIND: get("DNS_LAB_BIND") == "1", Gateway: get("DNS_LAB_GATEWAY") == "1",
+		UnboundInclude: get("DNS_LAB_UNBOUND_INCLUDE")}
 	if c.Dir == "" {
 		c.Dir = "/tmp/dvt-dns-lab"
 	}
@@ -74,7 +82,7 @@ func SiteConfigFromEnv(lookup func(string) (string, bool)) (SiteConfig, error) {
 		dst *int
 	}{
 		{"DNS_LAB_PDNS_PORT", &c.PDNSPort}, {"DNS_LAB_API_PORT", &c.APIPort}, {"DNS_LAB_UNBOUND_PORT", &c.UnboundPort},
-		{"DNS_LAB_BIND_PORT", &c.BINDPort}, {"DNS_LAB_BIND_STATS_PORT", &c.BINDStatsPort},
+		{"DNS_LAB_BIND_PORT", &c.BINDPort}, {"DNS_LAB_BIND_STATS_PORT", &c.BINDStatsPort}, {"DNS_LAB_GATE_PORT", &c.GatePort},
 	} {
 		if v := get(p.env); v != "" {
 			n, err := strconv.Atoi(v)
@@ -90,12 +98,15 @@ func SiteConfigFromEnv(lookup func(string) (string, bool)) (SiteConfig, error) {
 // siteRun is one `up` in progress.
 type siteRun struct {
 	SiteConfig
-	t0    time.Time
-	zones []string // every zone created, forward and reverse
-	keys  []Key    // every key, sorted by name
-	pdns  *PowerDNS
-	unb   *Unbound
-	bind  *BIND
+	t0       time.Time
+	zones    []string // every zone created, forward and reverse
+	keys     []Key    // every key, sorted by name
+	pdns     *PowerDNS
+	unb      *Unbound
+	bind     *BIND
+	gate     *proc
+	gatePort int
+	gateDir  string // the gateway's tenant directory
 }
 
 func (r *siteRun) say(format string, a ...any) {
@@ -142,6 +153,11 @@ func SiteUp(c SiteConfig) ([]string, error) {
 func (r *siteRun) up() ([]string, error) {
 	if err := r.pdnsUp(); err != nil {
 		return nil, err
+	}
+	if r.Gateway {
+		if err := r.gateUp(); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.unboundUp(); err != nil {
 		return nil, err
@@ -235,10 +251,17 @@ func (r *siteRun) unboundUp() error {
 	if err != nil {
 		return err
 	}
-	// stubs for the site and the tenants' reverse zones, "." forwarded to PowerDNS too: nothing
-	// is ever asked off this machine
-	stubs := []Stub{{Zone: r.Site, Port: r.pdns.Port}, {Zone: "20.10.in-addr.arpa", Port: r.pdns.Port}}
-	r.unb, err = startUnbound(d, r.UnboundPort, stubs, r.pdns.Port)
+	// the site and the tenants' reverse zones forwarded to PowerDNS (never a referral followed to
+	// a tenant's address, docs/adr/0017-dns-quota.md), "." too: nothing is ever asked off this machine
+	stubs := []Stub{{Zone: r.Site, Port: r.pdns.Port, Forward: true}, {Zone: "20.10.in-addr.arpa", Port: r.pdns.Port, Forward: true}}
+	var includes []string
+	if r.UnboundInclude != "" {
+		if err := os.MkdirAll(r.UnboundInclude, 0o755); err != nil {
+			return fmt.Errorf("unbound include directory: %w", err)
+		}
+		includes = append(includes, filepath.Join(r.UnboundInclude, "*.conf"))
+	}
+	r.unb, err = startUnbound(d, r.UnboundPort, stubs, r.pdns.Port, includes...)
 	if err != nil {
 		return err
 	}
@@ -264,11 +287,18 @@ func (r *siteRun) bindUp() error {
 	}
 	zones := []BINDZone{{Name: r.Site, Grants: []string{"grant " + substrateKey + " zonesub ANY;"}, AllowTransfer: "key " + substrateKey + ";"}}
 	for _, t := range r.Tenants {
-		for _, z := range t.Zones(r.Site) {
+		for i, z := range t.Zones(r.Site) {
+			// what BIND can hold a tenant's key to (docs/adr/0017-dns-quota.md): the contract's types,
+			// and the default quota as max-records (counting the zone file's SOA and NS)
+			types := "A AAAA CNAME TXT MX SRV"
+			if i == 1 {
+				types = "PTR"
+			}
 			zones = append(zones, BINDZone{
 				Name:          z,
-				Grants:        []string{"grant tenant-" + t.Name + " zonesub ANY;", "grant " + substrateKey + " zonesub ANY;"},
+				Grants:        []string{"grant tenant-" + t.Name + " zonesub " + types + ";", "grant " + substrateKey + " zonesub ANY;"},
 				AllowTransfer: "key tenant-" + t.Name + "; key " + substrateKey + ";",
+				Options:       fmt.Sprintf("max-records %d;", bindMaxRecords),
 			})
 		}
 	}
@@ -297,6 +327,10 @@ func (r *siteRun) writeEnv() ([]string, error) {
 	if err := writeFileAtomic(filepath.Join(r.Dir, "keys"), keys.String()); err != nil {
 		return nil, err
 	}
+	gatePort, gateDir := "", ""
+	if r.gate != nil {
+		gatePort, gateDir = strconv.Itoa(r.gatePort), r.gateDir
+	}
 	bindPort, bindStats := "", ""
 	if r.bind != nil {
 		bindPort = strconv.Itoa(r.bind.Port)
@@ -313,6 +347,8 @@ func (r *siteRun) writeEnv() ([]string, error) {
 		"DNS_LAB_BIND_PORT=" + bindPort,
 		"DNS_LAB_BIND_STATS_URL=" + bindStats,
 		"DNS_LAB_SITE_ZONE=" + r.Site,
+		"DNS_LAB_GATE_PORT=" + gatePort,
+		"DNS_LAB_GATE_DIR=" + gateDir,
 		"DNS_LAB_KEY_ALGORITHM=" + siteAlgorithm,
 	}
 	for _, k := range r.keys {
@@ -380,7 +416,7 @@ func readPID(file string) (int, error) {
 // SIGKILL after 5 s), and keeps the files.
 func SiteDown(dir string, log io.Writer) {
 	var pids []int
-	for _, s := range []string{"unbound", "bind", "pdns"} { // the resolver before what it asks
+	for _, s := range []string{"unbound", "bind", "dnsgate", "pdns"} { // each before what it asks
 		f := filepath.Join(dir, s, "pid")
 		pid, err := readPID(f)
 		_ = os.Remove(f)
@@ -407,7 +443,7 @@ func SiteDown(dir string, log io.Writer) {
 // SiteStatus writes one line per started server and fails when one has stopped or no lab is there.
 func SiteStatus(dir string, w io.Writer) error {
 	var bad []string
-	for _, s := range []string{"pdns", "unbound", "bind"} {
+	for _, s := range []string{"pdns", "dnsgate", "unbound", "bind"} {
 		pid, err := readPID(filepath.Join(dir, s, "pid"))
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -426,5 +462,69 @@ func SiteStatus(dir string, w io.Writer) error {
 	if len(bad) > 0 {
 		return fmt.Errorf("dns lab in %s: not running: %s", dir, strings.Join(bad, ", "))
 	}
+	return nil
+}
+
+// bindMaxRecords is the site lab BIND's max-records of a tenant zone: the default dns_records
+// (roles/substrate's substrate_tenant_envelope) and the zone file's SOA and NS.
+const bindMaxRecords = 1000 + 2
+
+// gateKey is the gateway's own key: the only one onboarding lets update a tenant's zones when the
+// site runs the gateway.
+const gateKey = "dnsgate"
+
+// gateUp starts the DNS gateway in front of PowerDNS with its own key, the substrate's key
+// unbound by any quota, and an empty tenant directory onboarding fills.
+func (r *siteRun) gateUp() error {
+	d, err := r.serverDir("dnsgate")
+	if err != nil {
+		return err
+	}
+	k, err := r.pdns.CreateKey(gateKey, siteAlgorithm)
+	if err != nil {
+		return err
+	}
+	r.keys = append(r.keys, k)
+	sort.Slice(r.keys, func(i, j int) bool { return r.keys[i].Name < r.keys[j].Name })
+	var keys strings.Builder
+	for _, k := range r.keys {
+		if k.Name == gateKey || k.Name == substrateKey {
+			fmt.Fprintf(&keys, "%s:%s:%s\n", k.Algorithm, k.Name, k.Secret)
+		}
+	}
+	if err := writeFileAtomic(filepath.Join(d, "keys"), keys.String()); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(d, "api-key"), r.pdns.APIKey+"\n"); err != nil {
+		return err
+	}
+	r.gateDir = filepath.Join(d, "tenants.d")
+	if err := os.MkdirAll(r.gateDir, 0o700); err != nil {
+		return fmt.Errorf("dnsgate tenants: %w", err)
+	}
+	r.gatePort = r.GatePort
+	if err := freePorts(&r.gatePort); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("dnsgate: %w", err)
+	}
+	r.gate, err = start("dnsgate", self, []string{"gate",
+		"-listen", "127.0.0.1:" + strconv.Itoa(r.gatePort), "-upstream", r.pdns.Addr(),
+		"-api-url", "http://127.0.0.1:" + strconv.Itoa(r.pdns.APIPort) + "/api/v1/servers/localhost",
+		"-api-key-file", filepath.Join(d, "api-key"), "-keys", filepath.Join(d, "keys"),
+		"-forward-key", gateKey, "-substrate-key", substrateKey, "-tenants", r.gateDir,
+	}, filepath.Join(d, "dnsgate.log"))
+	if err != nil {
+		return err
+	}
+	if err := writePID(d, r.gate); err != nil {
+		return err
+	}
+	if err := waitDNS(r.gate, r.gatePort, "."); err != nil {
+		return err
+	}
+	r.say("DNS gateway on 127.0.0.1:%d in front of PowerDNS, pid %d", r.gatePort, r.gate.PID())
 	return nil
 }

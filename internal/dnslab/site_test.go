@@ -73,6 +73,10 @@ func TestSiteLabUpDown(t *testing.T) {
 			t.Fatalf("tdemo's update of tother on port %s: %s, want REFUSED", port, dns.RcodeToString[rc])
 		}
 	}
+	// BIND holds the tenant's key to the contract's types: a delegation is refused
+	if rc := updateRR(t, vars["DNS_LAB_BIND_PORT"], key, "tdemo.mobile.deevnet.net", "sub.tdemo.mobile.deevnet.net. 60 IN NS ns.example."); rc != dns.RcodeRefused {
+		t.Fatalf("tdemo's delegation on BIND: %s, want REFUSED", dns.RcodeToString[rc])
+	}
 	m := new(dns.Msg)
 	m.SetQuestion("lab.tdemo.mobile.deevnet.net.", dns.TypeA)
 	r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, "127.0.0.1:"+vars["DNS_LAB_UNBOUND_PORT"])
@@ -104,9 +108,15 @@ func TestSiteLabUpDown(t *testing.T) {
 // update adds lab.<zone> A with the key and returns the rcode.
 func update(t *testing.T, port string, key map[string]string, zone string) int {
 	t.Helper()
+	return updateRR(t, port, key, zone, "lab."+zone+". 60 IN A 10.20.129.9")
+}
+
+// updateRR adds the record rr to zone with the key and returns the rcode.
+func updateRR(t *testing.T, port string, key map[string]string, zone, record string) int {
+	t.Helper()
 	m := new(dns.Msg)
 	m.SetUpdate(dns.Fqdn(zone))
-	rr, err := dns.NewRR("lab." + zone + ". 60 IN A 10.20.129.9")
+	rr, err := dns.NewRR(record)
 	if err != nil {
 		t.Fatal(err)
 	}

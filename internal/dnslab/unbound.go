@@ -9,10 +9,13 @@ import (
 	"testing"
 )
 
-// Stub sends queries for Zone to the authoritative server on 127.0.0.1:Port.
+// Stub sends queries for Zone to the authoritative server on 127.0.0.1:Port. Forward makes it
+// a forward-zone: Unbound then takes the server's answers and never follows a referral (a
+// tenant's delegation) to the addresses it names (docs/adr/0017-dns-quota.md).
 type Stub struct {
-	Zone string
-	Port int
+	Zone    string
+	Port    int
+	Forward bool
 }
 
 // Unbound is a running resolver that never leaves loopback: stubs to the lab's authoritative
@@ -27,16 +30,17 @@ type Unbound struct {
 const UnboundPackages = "unbound"
 
 // StartUnbound starts unbound for the test and stops it at cleanup. forwardPort receives every
-// query outside the stubs (use the authoritative server's port).
-func StartUnbound(t testing.TB, stubs []Stub, forwardPort int) *Unbound {
+// query outside the stubs (use the authoritative server's port). Each include is a file of
+// Unbound configuration read after the stubs (a snippet onboarding writes).
+func StartUnbound(t testing.TB, stubs []Stub, forwardPort int, includes ...string) *Unbound {
 	t.Helper()
 	return startForTest(t, "Unbound", UnboundPackages, []string{"unbound"}, func(dir string) (*Unbound, error) {
-		return startUnbound(dir, 0, stubs, forwardPort)
+		return startUnbound(dir, 0, stubs, forwardPort, includes...)
 	})
 }
 
 // startUnbound starts unbound on port (0: a free one).
-func startUnbound(dir string, port int, stubs []Stub, forwardPort int) (*Unbound, error) {
+func startUnbound(dir string, port int, stubs []Stub, forwardPort int, includes ...string) (*Unbound, error) {
 	err := freePorts(&port)
 	if err != nil {
 		return nil, err
@@ -65,9 +69,16 @@ func startUnbound(dir string, port int, stubs []Stub, forwardPort int) (*Unbound
 		fmt.Fprintf(&c, "    domain-insecure: %q\n", s.Zone)
 	}
 	for _, s := range stubs {
+		if s.Forward {
+			fmt.Fprintf(&c, "forward-zone:\n    name: %q\n    forward-addr: 127.0.0.1@%d\n", s.Zone, s.Port)
+			continue
+		}
 		fmt.Fprintf(&c, "stub-zone:\n    name: %q\n    stub-addr: 127.0.0.1@%d\n", s.Zone, s.Port)
 	}
 	fmt.Fprintf(&c, "forward-zone:\n    name: \".\"\n    forward-addr: 127.0.0.1@%d\n", forwardPort)
+	for _, f := range includes {
+		fmt.Fprintf(&c, "include: %q\n", f)
+	}
 	cf := filepath.Join(dir, "unbound.conf")
 	if err := os.WriteFile(cf, c.Bytes(), 0o600); err != nil {
 		return nil, fmt.Errorf("unbound config: %w", err)

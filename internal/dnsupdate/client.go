@@ -288,6 +288,7 @@ type UpdateError struct {
 	TSIGCode uint16 // BADKEY, BADSIG, BADTIME... from the reply's TSIG record, 0 if none
 	Server   string
 	KeyName  string
+	Reason   string // the server's Extended DNS Error text (the quota gateway names its rule there)
 }
 
 func (e *UpdateError) Error() string {
@@ -297,6 +298,8 @@ func (e *UpdateError) Error() string {
 	}
 	var why string
 	switch {
+	case e.Reason != "":
+		why = e.Reason
 	case e.Rcode == dns.RcodeNotAuth && e.TSIGCode == dns.RcodeBadKey:
 		why = fmt.Sprintf("the server does not know key %q (or not with this algorithm)", e.KeyName)
 	case e.Rcode == dns.RcodeNotAuth && e.TSIGCode == dns.RcodeBadSig:
@@ -344,6 +347,7 @@ func (c *Client) Update(ctx context.Context, m *dns.Msg) error {
 		if t := r.IsTsig(); t != nil {
 			ue.TSIGCode = t.Error
 		}
+		ue.Reason = edeText(r)
 		if r.Rcode != dns.RcodeSuccess {
 			return ue
 		}
@@ -355,4 +359,16 @@ func (c *Client) Update(ctx context.Context, m *dns.Msg) error {
 		return fmt.Errorf("UPDATE of zone %s: %w", zone, err)
 	}
 	return nil
+}
+
+// edeText is the reply's Extended DNS Error text (RFC 8914), if any.
+func edeText(r *dns.Msg) string {
+	if o := r.IsEdns0(); o != nil {
+		for _, op := range o.Option {
+			if e, ok := op.(*dns.EDNS0_EDE); ok && e.ExtraText != "" {
+				return e.ExtraText
+			}
+		}
+	}
+	return ""
 }

@@ -22,6 +22,9 @@ type Request struct {
 	Reverse     *Client         // nil: Forward
 	ReverseZone string          // "" discovers each PTR's zone by SOA queries on Reverse
 	CheckMode   bool
+	// MaxRecords is the tenant's DNS quota (envelope.dns_records, docs/adr/0017-dns-quota.md), 0
+	// none: a zone whose managed sets would hold more is refused before anything is sent.
+	MaxRecords int
 }
 
 // Result is what a converge did (or, in check mode, would do).
@@ -43,6 +46,9 @@ func Converge(ctx context.Context, req Request) (*Result, error) {
 	_, _, err := reconcile.Run(ctx, req.CheckMode, func(ctx context.Context) (*Result, bool, error) {
 		var err error
 		fwdCount, err = planZones(ctx, req, res)
+		if err == nil {
+			err = checkQuota(res.Plans, req.MaxRecords)
+		}
 		return res, res.Changed, err
 	}, func(ctx context.Context, res *Result) error {
 		return send(ctx, req, res, fwdCount)
@@ -82,6 +88,33 @@ func planZones(ctx context.Context, req Request, res *Result) (int, error) {
 		}
 	}
 	return len(fplans), nil
+}
+
+// checkQuota refuses a plan whose sets, after it, hold more records in one zone than the quota.
+// It counts only the sets the task manages (their registry records included): the rest of the
+// zone is the gateway's to count, which refuses the UPDATE whole if it does not fit.
+func checkQuota(plans []*ZonePlan, limit int) error {
+	if limit <= 0 {
+		return nil
+	}
+	var over []string
+	for _, p := range plans {
+		before, after := 0, 0
+		for _, s := range p.Before {
+			before += len(s.RRs)
+		}
+		for _, s := range p.After {
+			after += len(s.RRs)
+		}
+		if after > limit && after > before {
+			over = append(over, fmt.Sprintf("zone %s: the record sets of this task would hold %d records, over the tenant's quota of %d (envelope.dns_records, set by the substrate at onboarding)",
+				strings.TrimSuffix(p.Zone, "."), after, limit))
+		}
+	}
+	if len(over) > 0 {
+		return fmt.Errorf("%s; nothing was sent", strings.Join(over, "; "))
+	}
+	return nil
 }
 
 // send sends one UPDATE per changing zone, in plan order.

@@ -56,6 +56,7 @@ type Options struct {
 	Adopt       bool      `opt:"adopt"`
 	Records     *[]Record `opt:"records"`
 	Reverse     *Reverse  `opt:"reverse"`
+	DNSRecords  int       `opt:"dns_records"`
 }
 
 // Record is one record set; nil is "not given" (an entry of records then takes the top level's).
@@ -119,6 +120,7 @@ func spec() module.Spec {
 		"adopt":        {Type: module.TypeBool, Default: false},
 		"records":      {Type: module.TypeList, Elements: module.TypeDict, Options: recordOptions(false)},
 		"reverse":      {Type: module.TypeDict, Options: reverse, RequiredTogether: [][]string{{"key_name", "key_secret"}}},
+		"dns_records":  {Type: module.TypeInt, Default: 0},
 	}
 	maps.Copy(opts, endpointOptions(true))
 	maps.Copy(opts, recordOptions(true))
@@ -152,6 +154,9 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 	if o.Timeout <= 0 {
 		return module.Result{}, fmt.Errorf("timeout must be a positive number of seconds, got %d", o.Timeout)
 	}
+	if o.DNSRecords < 0 {
+		return module.Result{}, fmt.Errorf("dns_records must be at least 1 (the tenant's envelope.dns_records), or 0 for none; got %d", o.DNSRecords)
+	}
 	fwd := &Client{
 		Server: o.Server, Port: *o.Port, Protocol: o.Protocol,
 		Timeout: time.Duration(o.Timeout) * time.Second,
@@ -163,12 +168,13 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 	}
 	zone := o.Zone
 	req := Request{
-		Forward:   fwd,
-		Zone:      zone,
-		Read:      ReadMode(o.Read),
-		Ownership: Ownership{Owner: o.Owner, Prefix: o.OwnerPrefix, Adopt: o.Adopt},
-		PTR:       map[string]bool{},
-		CheckMode: m.CheckMode,
+		Forward:    fwd,
+		Zone:       zone,
+		Read:       ReadMode(o.Read),
+		Ownership:  Ownership{Owner: o.Owner, Prefix: o.OwnerPrefix, Adopt: o.Adopt},
+		PTR:        map[string]bool{},
+		CheckMode:  m.CheckMode,
+		MaxRecords: o.DNSRecords,
 	}
 	if req.Read == ReadAXFR && zone == "" {
 		return module.Result{}, fmt.Errorf("read=axfr needs zone: the zone to transfer must be named")

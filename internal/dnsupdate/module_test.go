@@ -112,3 +112,31 @@ func TestModuleErrorsInWords(t *testing.T) {
 		})
 	}
 }
+
+// dns_records (the tenant's envelope): a task whose sets would hold more records than the quota
+// fails naming it, and sends no UPDATE; within the quota it converges.
+func TestModuleQuotaBeforeSending(t *testing.T) {
+	lab := dnslab.StartLab(t)
+	var values []any
+	for i := range 6 {
+		values = append(values, fmt.Sprintf("10.20.129.%d", i+1))
+	}
+	args := moduletest.With(base(lab, "tdemo"), "zone", dnslab.ZoneTdemo, "record", "many", "values", values, "owner", "tdemo", "dns_records", 6)
+	res := run(t, args)
+	msg, _ := res["msg"].(string)
+	// 6 A records and the set's registry TXT
+	if res["failed"] != true || !strings.Contains(msg, "zone tdemo.mobile.deevnet.net: the record sets of this task would hold 7 records, over the tenant's quota of 6 (envelope.dns_records") {
+		t.Fatalf("over the quota: %v", res)
+	}
+	if st, _ := lab.Stats(); st["dnsupdate-queries"] != 0 {
+		t.Fatalf("%d updates sent over the quota", st["dnsupdate-queries"])
+	}
+	res = run(t, moduletest.With(args, "dns_records", 7))
+	if res["failed"] != false || res["changed"] != true {
+		t.Fatalf("at the quota: %v", res)
+	}
+	res = run(t, moduletest.With(args, "dns_records", -1))
+	if msg, _ := res["msg"].(string); res["failed"] != true || !strings.Contains(msg, "dns_records must be at least 1") {
+		t.Fatalf("negative quota: %v", res)
+	}
+}

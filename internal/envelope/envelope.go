@@ -13,6 +13,8 @@ import (
 // contract's vms.memory and vms.disk. Its default has one source, the substrate role's
 // substrate_tenant_envelope (roles/substrate/meta/argument_specs.yml).
 // The json tags are the guard's envelope file (internal/guard), the opt tags the modules' option.
+// DNSRecords and DNSUpdates are the DNS quota (docs/adr/0017-dns-quota.md), which the DNS gateway
+// enforces; 0 is "not given" (an attachment written before them has none).
 type Envelope struct {
 	VMs    int `opt:"vms" json:"vms"`
 	Cores  int `opt:"cores" json:"cores"`
@@ -31,6 +33,11 @@ type Envelope struct {
 	DiskWriteMBps int `opt:"disk_write_mbps" json:"disk_write_mbps,omitempty"`
 	DiskReadIOPS  int `opt:"disk_read_iops" json:"disk_read_iops,omitempty"`
 	DiskWriteIOPS int `opt:"disk_write_iops" json:"disk_write_iops,omitempty"`
+
+	// records each of the tenant's zones may hold, the apex's SOA and NS aside
+	DNSRecords int `opt:"dns_records" json:"dns_records,omitempty"`
+	// UPDATE messages a minute
+	DNSUpdates int `opt:"dns_updates" json:"dns_updates,omitempty"`
 }
 
 // Rates are the disk I/O keys of an envelope, in the order Rates lists them: each optional, at
@@ -43,8 +50,8 @@ func (e Envelope) Rates() map[string]int {
 		"disk_read_iops": e.DiskReadIOPS, "disk_write_iops": e.DiskWriteIOPS}
 }
 
-// Validate refuses an envelope with a limit below one, or a disk I/O rate below zero (0 is a
-// rate not given), naming each such field.
+// Validate refuses an envelope with a limit below one, naming each such field; the wire's, the
+// disk I/O rates and the DNS quota only where given (0 is not given), never negative.
 func (e Envelope) Validate(field string) error {
 	var errs []string
 	for _, l := range e.limits() {
@@ -61,6 +68,11 @@ func (e Envelope) Validate(field string) error {
 	for _, key := range Rates {
 		if rates[key] < 0 {
 			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1 (or not given: no cap)", field, key, rates[key]))
+		}
+	}
+	for _, l := range e.dnsLimits() {
+		if l.limit < 0 {
+			errs = append(errs, fmt.Sprintf("%s.%s %d must be at least 1%s, or not given", field, l.key, l.limit, l.unit))
 		}
 	}
 	if len(errs) > 0 {
@@ -84,6 +96,11 @@ func (e Envelope) limits() []limit {
 
 func (e Envelope) wireLimits() []limit {
 	return []limit{{key: "bandwidth", limit: e.Bandwidth, unit: " Mbit/s"}, {key: "broadcast", limit: e.Broadcast, unit: " frames/s"}}
+}
+
+// dnsLimits are the DNS quota's (docs/adr/0017-dns-quota.md), which the DNS gateway enforces.
+func (e Envelope) dnsLimits() []limit {
+	return []limit{{key: "dns_records", limit: e.DNSRecords, unit: " (records in each zone)"}, {key: "dns_updates", limit: e.DNSUpdates, unit: " (UPDATE messages a minute)"}}
 }
 
 // CheckDeclaration refuses a declaration of count VMs of the same shape whose totals exceed e:

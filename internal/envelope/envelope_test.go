@@ -85,3 +85,23 @@ func TestWireLimitsShownAndValidated(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 }
+
+// The DNS quota's limits are optional (0: an attachment from before them) but never negative.
+func TestValidateDNSQuota(t *testing.T) {
+	hw := Envelope{VMs: 8, Cores: 16, Memory: 32768, Disk: 256}
+	if err := hw.Validate("envelope"); err != nil {
+		t.Errorf("without the DNS quota: %v", err)
+	}
+	with := hw
+	with.DNSRecords, with.DNSUpdates = 1000, 60
+	if err := with.Validate("envelope"); err != nil {
+		t.Errorf("with the DNS quota: %v", err)
+	}
+	bad := hw
+	bad.DNSRecords, bad.DNSUpdates = -1, -5
+	err := bad.Validate("envelope")
+	if err == nil || !strings.Contains(err.Error(), "envelope.dns_records -1 must be at least 1 (records in each zone), or not given") ||
+		!strings.Contains(err.Error(), "envelope.dns_updates -5 must be at least 1 (UPDATE messages a minute)") {
+		t.Errorf("negative DNS quota: %v", err)
+	}
+}

@@ -111,5 +111,8 @@ func EnvelopeOption() *module.Option {
 		"disk_write_mbps": {Type: module.TypeInt},
 		"disk_read_iops":  {Type: module.TypeInt},
 		"disk_write_iops": {Type: module.TypeInt},
+		// the DNS quota (docs/adr/0017-dns-quota.md): not in attachments written before it
+		"dns_records": {Type: module.TypeInt},
+		"dns_updates": {Type: module.TypeInt},
 	}}
 }

@@ -70,5 +70,15 @@ options:
         type: int
       disk_write_iops:
         description: Most disk write operations a second of all its VMs on one node together, at least 1; not given, no cap.
+      dns_records:
+        description:
+          - The DNS quota (docs/adr/0017-dns-quota.md) - most records each of the tenant's zones may hold (the apex's SOA
+            and NS aside), at least 1 where given. The DNS gateway refuses an UPDATE past it; these modules carry it.
+          - Not given (an attachment from before the DNS quota), nothing is checked against it.
+        type: int
+      dns_updates:
+        description:
+          - The DNS quota - most UPDATE messages a minute the tenant may send, at least 1 where given; the DNS gateway
+            refuses past it.
         type: int
 '''

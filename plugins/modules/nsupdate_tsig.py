@@ -174,6 +174,15 @@ options:
     description: First label prefix of the registry TXT records.
     type: str
     default: _dvt-
+  dns_records:
+    description:
+      - The tenant's DNS quota, C(envelope.dns_records) of its attachment (docs/adr/0017-dns-quota.md); 0, none.
+      - A zone whose record sets named in this task (with their registry records) would hold more records after the
+        task than this, and more than before, is refused before any UPDATE is sent, naming the zone, the count and the
+        quota. The rest of the zone is not read; the site's DNS gateway counts it and refuses an UPDATE that does not
+        fit, whole, which this module reports with the gateway's reason.
+    type: int
+    default: 0
   adopt:
     description:
       - Take over record sets another tool published over RFC 2136 (for example Terraform's DNS provider, with

@@ -11,8 +11,16 @@
 # (extensions/molecule/shared/guard: pvesim's node disks), so the exhaustion probes (probe/exhaust.go)
 # meet it; the VM the probe makes without the template is swept by the next tenant converge, put into
 # tdemo's cgroup group on its node while it runs, and its next start refused (probe -phase swept).
+# The DNS quota (docs/adr/0017-dns-quota.md): the lab runs the DNS gateway and Unbound reads the
+# snippets onboarding writes (LAB_DNS_QUOTA=1); probe/quota.go floods tdemo's zone, publishes a
+# delegation, a DNAME, a 2 KB TXT, a TTL of 1 (each refused whole), and asks the resolver for a name
+# under a delegation the substrate put in tdemo's zone (nothing may reach 127.0.0.9:53); onboarding
+# with a DNS quota below what the zone holds, or a rate of 0, is refused before any write; verify
+# records each zone's records against the quota in the site report.
 # The control: ADVERSARY_NO_GUARD=1 runs every playbook without the envelope guard; the exhaustion
 # probes must then fail (PVE starts every bigger VM), the others pass as before.
+# ADVERSARY_NO_DNS_GATEWAY=1 runs the lab without the DNS gateway (onboarding then lets the tenant's key
+# update PowerDNS directly, as before issue 53): the quota and record probes must then fail.
 set -uo pipefail
 # shellcheck source=tests/lib/sharedlab.sh
 . "$(dirname "$0")/../lib/sharedlab.sh"
@@ -22,7 +30,7 @@ cleanup() { PVESIM=$PVESIM "$SHARED/lab.sh" down "$LAB" >/dev/null 2>&1; rm -rf 
 trap cleanup EXIT
 start=$(date +%s)
 (cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/probe" ./tests/adversary/probe) || exit 1
-PVESIM=$PVESIM LAB_DNS_TENANTS= "$SHARED/lab.sh" up "$LAB" >"$WORK/lab.out" 2>&1 || { cat "$WORK/lab.out"; exit 1; }
+PVESIM=$PVESIM LAB_DNS_TENANTS= LAB_DNS_QUOTA=$([ -n "${ADVERSARY_NO_DNS_GATEWAY:-}" ] && echo 0 || echo 1) "$SHARED/lab.sh" up "$LAB" >"$WORK/lab.out" 2>&1 || { cat "$WORK/lab.out"; exit 1; }
 
 fails=0
 fail() { echo "test-adversary: FAIL $*"; fails=$((fails + 1)); }
@@ -45,14 +53,40 @@ play ok "fabric"         -e substrate_node_network=false deevnet.tenant.fabric
 play ok "tenant tdemo"   -e tenant_file="$T" deevnet.tenant.tenant
 play ok "tenant tother"  -e tenant_file="$O" deevnet.tenant.tenant
 
+# Bad DNS quotas are refused before any write, naming the field and the rule (before the probe: its
+# squat makes every later onboarding of tdemo stop earlier): one below what tdemo's zone holds, a rate
+# of 0; the registry and the attachment stay as they were.
+before=$(cat "$LAB/tenants.yml" "$LAB/attachments/tdemo.yml" | sha256sum)
+play fail "onboard tdemo with dns_records 1" -e tenant_name=tdemo -e '{"substrate_tenant_envelopes": {"tdemo": {"dns_records": 1}}}' deevnet.tenant.onboard
+says "the quota below what the zone holds" "the DNS quota of 1 records (envelope.dns_records, substrate_tenant_envelope"
+says "the quota below what the zone holds" "is below what zone tdemo."
+play fail "onboard tdemo with dns_updates 0" -e tenant_name=tdemo -e '{"substrate_tenant_envelopes": {"tdemo": {"dns_updates": 0}}}' deevnet.tenant.onboard
+says "a rate of 0" "dns_updates must each be a whole number of at least 1"
+play fail "onboard tdemo with a gateway without its key" -e tenant_name=tdemo -e '{"substrate_dns_gateway": {"server": "127.0.0.1"}}' deevnet.tenant.onboard
+says "a gateway without its key" "substrate_dns_gateway: key_name, tenant_dir must each be given"
+[ "$(cat "$LAB/tenants.yml" "$LAB/attachments/tdemo.yml" | sha256sum)" = "$before" ] && echo "test-adversary: the refused onboardings left the registry and tdemo's attachment as they were" \
+  || fail "a refused onboarding changed the registry or tdemo's attachment"
+
 # The probes: tdemo's attachment, the other tenant as the registry has it, the site's bridge as
 # the inventory declares it.
 other_index=$(python3 -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]))["tenants"]["tother"])' "$LAB/tenants.yml" 2>/dev/null \
   || "$VENV/bin/python" -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]))["tenants"]["tother"])' "$LAB/tenants.yml")
 bridge=$("$VENV/bin/ansible-inventory" -i "$SHARED/inventory" --host localhost 2>/dev/null \
   | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["substrate_site"]["bridge"])')
+# The DNS quota (docs/adr/0017-dns-quota.md): onboarding pointed tdemo's attachment at the gateway;
+# the substrate publishes the issue's delegation in tdemo's zone through the PowerDNS API (as a
+# record from before the rule: the gateway refuses it from the tenant), so the probe can show that
+# the resolver, with the snippet onboarding wrote, sends nothing to the tenant's address.
+gate_port=$(sed -n 's/^DNS_LAB_GATE_PORT=//p' "$LAB/dns/env")
+att_port=$("$VENV/bin/python" -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]["dns"]["port"])' "$LAB/attachments/tdemo.yml")
+[ -n "$gate_port" ] && [ "$att_port" = "$gate_port" ] && echo "test-adversary: tdemo's attachment names the DNS gateway (port $gate_port)" \
+  || fail "tdemo's attachment names DNS port $att_port, not the gateway's ${gate_port:-(none)}"
+(. "$LAB/dns/env"; curl -sf -o /dev/null -X PATCH -H "X-API-Key: $DNS_LAB_API_KEY" "$DNS_LAB_API_URL/zones/tdemo.$DNS_LAB_SITE_ZONE." \
+  -d "{\"rrsets\": [{\"name\": \"sub.tdemo.$DNS_LAB_SITE_ZONE.\", \"type\": \"NS\", \"ttl\": 300, \"changetype\": \"REPLACE\", \"records\": [{\"content\": \"ns.sub.tdemo.$DNS_LAB_SITE_ZONE.\", \"disabled\": false}]},
+       {\"name\": \"ns.sub.tdemo.$DNS_LAB_SITE_ZONE.\", \"type\": \"A\", \"ttl\": 300, \"changetype\": \"REPLACE\", \"records\": [{\"content\": \"127.0.0.9\", \"disabled\": false}]}]}") \
+  || fail "publishing the delegation through the PowerDNS API"
 echo "test-adversary: probing as tdemo (other tenant tother, index $other_index; site bridge $bridge)"
-"$WORK/probe" -attachment "$LAB/attachments/tdemo.yml" -other tother -other-index "$other_index" -bridge "$bridge" | tee "$WORK/probe.out"
+"$WORK/probe" -attachment "$LAB/attachments/tdemo.yml" -other tother -other-index "$other_index" -bridge "$bridge" -tenant-ns 127.0.0.9 | tee "$WORK/probe.out"
 [ "${PIPESTATUS[0]}" -eq 0 ] || fail "probe: $(grep -c '^FAIL' "$WORK/probe.out") probes did not get PVE's or the DNS server's answer"
 
 # The VM the probe made without the template starts unguarded until a sweep: the next tenant converge's
@@ -89,7 +123,8 @@ play fail "verify tdemo (the squatter)" -e tenant_file="$T" deevnet.tenant.verif
 says "tdemo's verify" "Pool's VMs in the tenant's own vmid range tenant-tdemo"
 play fail "verify tother (two VMs declared)" -e tenant_file="$WORK/tother-2.yml" deevnet.tenant.verify
 report=$(ls "$LAB"/reports/*.md 2>/dev/null | head -1)
-for want in "| tdemo | Pool's VMs in the tenant's own vmid range | tenant-tdemo | ❌ **FAIL** | vmid $squat (\"squat\") is held by tenant tdemo's pool, in index $other_index's range" \
+for want in "| tdemo | DNS records within the quota | tdemo.$(sed -n 's/^DNS_LAB_SITE_ZONE=//p' "$LAB/dns/env") | ✅ pass |" \
+            "| tdemo | Pool's VMs in the tenant's own vmid range | tenant-tdemo | ❌ **FAIL** | vmid $squat (\"squat\") is held by tenant tdemo's pool, in index $other_index's range" \
             "vmid $squat is held by tenant tdemo's pool (pool tenant-tdemo), not tenant-tother" \
             "vmid $squat (\"squat\") is held by tenant tdemo's pool, in index $other_index's range"; do
   if [ -n "$report" ] && grep -qF -- "$want" "$report"; then echo "test-adversary: site report: says \"$want\""

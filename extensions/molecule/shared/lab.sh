@@ -67,7 +67,12 @@ SH
   chmod 0700 "$DIR/bin/pvesh"
   curl -sf --cacert "$DIR/pvesim-ca.pem" "https://127.0.0.1:$port/_sim/stats" >/dev/null || { echo "lab: pvesim does not answer" >&2; down; exit 1; }
   # DNS: no tenant zones; the lifecycle's tenants get their zones and keys from onboarding.
-  DNS_LAB_DIR=$DIR/dns DNS_LAB_TENANTS=${LAB_DNS_TENANTS-} "$ROOT/scripts/dns-lab.sh" up > "$DIR/dns-lab.out" \
+  # LAB_DNS_QUOTA=1 (make test-adversary; docs/adr/0017-dns-quota.md): the DNS gateway in front of
+  # PowerDNS, and Unbound reading the snippets onboarding writes (reloaded by SIGHUP)
+  local quota=${LAB_DNS_QUOTA:-0} include=
+  [ "$quota" = 1 ] && include=$DIR/unbound.d
+  DNS_LAB_DIR=$DIR/dns DNS_LAB_TENANTS=${LAB_DNS_TENANTS-} DNS_LAB_GATEWAY=$quota DNS_LAB_UNBOUND_INCLUDE=$include \
+    "$ROOT/scripts/dns-lab.sh" up > "$DIR/dns-lab.out" \
     || { cat "$DIR/dns-lab.out" >&2; down; exit 1; }
   # shellcheck disable=SC1091
   . "$DIR/dns/env"
@@ -93,7 +98,9 @@ substrate_pdns:
 substrate_resolver:
   server: 127.0.0.1
   port: $DNS_LAB_UNBOUND_PORT
+substrate_dns_gateway: $( [ -n "${DNS_LAB_GATE_PORT:-}" ] && echo "{server: 127.0.0.1, port: $DNS_LAB_GATE_PORT, key_name: dnsgate, tenant_dir: $DNS_LAB_GATE_DIR}" || echo "{}" )
 substrate_unbound_conf_dir: $DIR/unbound.d
+substrate_unbound_reload_command: $( [ -n "$include" ] && echo "[sh, -c, 'kill -HUP \$(cat $DIR/dns/unbound/pid)']" || echo "[]" )
 tenant_attachment_dir: $DIR/attachments
 tenant_registry_file: $DIR/tenants.yml
 # a node's pvesh (root@pam on the simulator) and each node's snippets directory, for the envelope guard

@@ -37,12 +37,19 @@ type attachment struct {
 		Secret    string   `yaml:"key_secret"`
 		Zones     []string `yaml:"zones"`
 	} `yaml:"dns"`
-	// the substrate's envelope (ADR-0014): what the exhaustion probes expect the guard to hold
+	Resolver struct {
+		Server string `yaml:"server"`
+		Port   int    `yaml:"port"`
+	} `yaml:"resolver"`
+	// the substrate's envelope (ADR-0014): what the exhaustion probes expect the guard to hold,
+	// and the DNS quota the gateway holds the key to (ADR-0017)
 	Envelope struct {
-		VMs    int `yaml:"vms"`
-		Cores  int `yaml:"cores"`
-		Memory int `yaml:"memory"`
-		Disk   int `yaml:"disk"`
+		VMs        int `yaml:"vms"`
+		Cores      int `yaml:"cores"`
+		Memory     int `yaml:"memory"`
+		Disk       int `yaml:"disk"`
+		DNSRecords int `yaml:"dns_records"`
+		DNSUpdates int `yaml:"dns_updates"`
 	} `yaml:"envelope"`
 }
 

@@ -5,7 +5,7 @@
 // dns.go); every identifier in them is derived from the attachment's site and index and from the
 // registry's other tenant by internal/plan, or read back from PVE with the tenant's own token.
 //
-//	probe -attachment DIR/attachments/tdemo.yml -other tother -other-index 2 -bridge vmbr0
+//	probe -attachment DIR/attachments/tdemo.yml -other tother -other-index 2 -bridge vmbr0 [-tenant-ns 127.0.0.9]
 //
 // Output: one line per probe, "ok   <name>: <outcome>" or "FAIL <name>: got ..., want ...",
 // then a summary; exit status 1 when any probe failed. No secret is printed.
@@ -25,6 +25,7 @@ func main() {
 	otherIndex := flag.Int("other-index", 0, "that tenant's index")
 	bridge := flag.String("bridge", "", "the site's bridge (substrate_site.bridge)")
 	phase := flag.String("phase", "all", "all: every probe; swept: those after the substrate's sweep (exhaust.go)")
+	tenantNS := flag.String("tenant-ns", "", "the address of a delegation the substrate put in the tenant's zone (quota.go): the resolver must send it nothing")
 	flag.Parse()
 	if *att == "" || *other == "" || *otherIndex == 0 || *bridge == "" || (*phase != "all" && *phase != "swept") {
 		fmt.Fprintln(os.Stderr, "usage: probe -attachment FILE -other NAME -other-index N -bridge BRIDGE [-phase all|swept]")
@@ -32,10 +33,10 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	os.Exit(run(ctx, *att, *other, *otherIndex, *bridge, *phase))
+	os.Exit(run(ctx, *att, *other, *otherIndex, *bridge, *phase, *tenantNS))
 }
 
-func run(ctx context.Context, attFile, other string, otherIndex int, bridge, phase string) int {
+func run(ctx context.Context, attFile, other string, otherIndex int, bridge, phase, tenantNS string) int {
 	a, err := readAttachment(attFile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "probe:", err)
@@ -73,6 +74,10 @@ func run(ctx context.Context, attFile, other string, otherIndex int, bridge, pha
 		for _, p := range dnsProbes(env) {
 			out, err := env.runDNS(ctx, p)
 			report("dns "+p.name, err, out)
+		}
+		for _, p := range quotaProbes(env, tenantNS) {
+			out, err := p.run(ctx)
+			report("dns quota "+p.name, err, out)
 		}
 	}
 	fmt.Printf("probe: %d of %d probes as PVE 9 and the DNS servers answer them\n", total-failed, total)
