@@ -264,7 +264,7 @@ rm -f "$REPO/tenants/tdemo-wrong.yml"
 # it are refused before any change ------------------------------------------------------------------------
 if "$VENV/bin/python" -c 'import sys, yaml; a = yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]
 sys.exit(a["envelope"] != {"vms": 8, "cores": 16, "memory": 32768, "disk": 256} or a["usage_limits"] != {"bandwidth": 1000, "broadcast": 200,
-         "disk_read_mbps": 400, "disk_write_mbps": 200, "disk_read_iops": 8000, "disk_write_iops": 4000})' "$REPO/attachments/tdemo.yml"; then
+         "disk_read_mbps": 400, "disk_write_mbps": 200, "disk_read_iops": 8000, "disk_write_iops": 4000, "dns_records": 1000, "dns_updates": 60})' "$REPO/attachments/tdemo.yml"; then
   pass "the attachment carries the default envelope (8 VMs, 16 vCPUs, 32768 MiB, 256 GiB, as releases before 0.3.0 read it) and beside it the usage limits (1000 Mbit/s, 200 broadcast frames/s, disk I/O)"
 else fail "the attachment's envelope and usage limits: $(grep -A12 '^  envelope:' "$REPO/attachments/tdemo.yml")"; fi
 contradiction envelope-bad "vms, memory must each be a whole number of at least 1" onboard "$(cat <<'YML'
@@ -369,7 +369,7 @@ YML
 for n in $NODES; do
   d=$W/lab/nodes/$n/var/lib/vz/snippets
   if [ "$(stat -c %a "$d/deevnet-envelope-guard" 2>/dev/null)" = 755 ] \
-     && "$VENV/bin/python" -c 'import json,sys; t=json.load(open(sys.argv[1]))["tenants"]; sys.exit(t["tdemo"] != {"pool": "tenant-tdemo", "vg": "pve", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256, "bandwidth": 1000, "broadcast": 200, "disk_read_mbps": 400, "disk_write_mbps": 200, "disk_read_iops": 8000, "disk_write_iops": 4000}})' "$d/deevnet-envelopes.json"; then
+     && "$VENV/bin/python" -c 'import json,sys; t=json.load(open(sys.argv[1]))["tenants"]; sys.exit(t["tdemo"] != {"pool": "tenant-tdemo", "vg": "pve", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256, "bandwidth": 1000, "broadcast": 200, "disk_read_mbps": 400, "disk_write_mbps": 200, "disk_read_iops": 8000, "disk_write_iops": 4000, "dns_records": 1000, "dns_updates": 60}})' "$d/deevnet-envelopes.json"; then
     pass "$n: the guard (0755) and tdemo's envelope in its snippets directory"
   else fail "$n: guard [$(ls -l "$d" 2>&1 | tr '\n' ' ')] envelopes [$(cat "$d/deevnet-envelopes.json" 2>&1 | tr -d ' \n')]"; fi
 done
