@@ -58,8 +58,13 @@ done
 # envelope check): the table's row and the box in the picture.
 envelope_of(){ # the envelope onboarding wrote into the tenant's attachment, as the report prints it
   "$ROOT/.venv/bin/python3" -c 'import sys, yaml
-e = yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]["envelope"]
-print("%(vms)d VMs, %(cores)d vCPUs, %(memory)d MiB, %(disk)d GiB" % e)' "$DIR/attachments/$1.yml"
+a = yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]
+e, u = a["envelope"], a.get("usage_limits", {})
+s = "%(vms)d VMs, %(cores)d vCPUs, %(memory)d MiB, %(disk)d GiB" % e
+# the wire's limits beside it, as internal/envelope shows them (the role passes both)
+s += ", %d Mbit/s" % u["bandwidth"] if u.get("bandwidth") else ""
+s += ", %d broadcast frames/s" % u["broadcast"] if u.get("broadcast") else ""
+print(s)' "$DIR/attachments/$1.yml"
 }
 for t in tdemo tother; do
   row="| envelope (pool tenant-$t) | $(envelope_of "$t") | "
@@ -117,7 +122,7 @@ done
 if grep -q '^| tother | .* | ✅ pass |' "$report" && ! grep -q '^| tother | .* | ❌' "$report"; then pass "report: tother's stored checks still pass"
 else fail "report: tother's checks are not all passed"; fi
 if "$ROOT/tests/report/render.sh" "$report" "$OUT/failed" >/dev/null; then pass "the failed report renders"; else fail "the failed report does not render"; fi
-for want in "on dv02hyp002p02 · STOPPED" "2 of 9 checks FAILED" "FAILED checks" "VM running: tdemo-1 (10101)" \
+for want in "on dv02hyp002p02 · STOPPED" "2 of 11 checks FAILED" "FAILED checks" "VM running: tdemo-1 (10101)" \
             "A record through the resolver: tdemo-1.tdemo.mobile.deevnet.net"; do
   if grep -qF "$want" "$OUT/failed.svg" 2>/dev/null; then pass "picture holds '$want'"; else fail "picture lacks '$want'"; fi
 done

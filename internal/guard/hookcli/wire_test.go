@@ -48,9 +48,9 @@ const (
 	refused10103  = "tenant tdemo: VM 10103 net0: bridge tn02v0 is not one of the tenant's VNets: its frames are dropped"
 )
 
-// The hypervisor play's and the timer's wire: the table written (here not loaded, -nft ”), one
-// line per change, the refused NIC named, nothing on a second run; a MAC changed through the API
-// is reported first by -check, which writes nothing, then replaces the port.
+// The hypervisor play's and the timer's wire: the table written (here not loaded: an empty -nft),
+// one line per change, the refused NIC named, nothing on a second run; a MAC changed through the
+// API is reported first by -check, which writes nothing, then replaces the port.
 func TestWireSaysWhatItAdmitsAndChangesNothingTwice(t *testing.T) {
 	answer, envelopes := wireCluster(t)
 	p02 := newNode(t, "p02", nil)

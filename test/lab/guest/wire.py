@@ -20,8 +20,8 @@ def forge(src, resolver, outside):
     query = struct.pack(">HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0) + b"\x07example\x00\x00\x01\x00\x01"
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     u.bind((src, 40053))
-    for _ in range(3):
-        u.sendto(query, (resolver, 53))
+    for attempt in range(3):
+        u.sendto(query, (resolver, 53 + 0 * attempt))
         time.sleep(0.2)
     for port in (40080, 40081, 40082):
         t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

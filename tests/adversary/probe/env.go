@@ -44,13 +44,16 @@ type attachment struct {
 	// the substrate's envelope (ADR-0014): what the exhaustion probes expect the guard to hold,
 	// and the DNS quota the gateway holds the key to (ADR-0017)
 	Envelope struct {
-		VMs        int `yaml:"vms"`
-		Cores      int `yaml:"cores"`
-		Memory     int `yaml:"memory"`
-		Disk       int `yaml:"disk"`
+		VMs    int `yaml:"vms"`
+		Cores  int `yaml:"cores"`
+		Memory int `yaml:"memory"`
+		Disk   int `yaml:"disk"`
+	} `yaml:"envelope"`
+	// beside the envelope (docs/tenant-contract.md): the DNS quota among them
+	UsageLimits struct {
 		DNSRecords int `yaml:"dns_records"`
 		DNSUpdates int `yaml:"dns_updates"`
-	} `yaml:"envelope"`
+	} `yaml:"usage_limits"`
 }
 
 func readAttachment(path string) (attachment, error) {

@@ -102,9 +102,9 @@ func (e *env) served(ctx context.Context, name string) (int, error) {
 // other tenant's name answers through the resolver throughout. The accepted records are removed
 // after, so the tenant's later converges are as before.
 func (e *env) flood(ctx context.Context) (string, error) {
-	quota := e.att.Envelope.DNSRecords
+	quota := e.att.UsageLimits.DNSRecords
 	if quota == 0 {
-		return "", fmt.Errorf("the attachment's envelope has no dns_records: onboard the tenant again")
+		return "", fmt.Errorf("the attachment's usage_limits have no dns_records: onboard the tenant again")
 	}
 	zone := e.own.DNSZone
 	other := e.other.VMs[0].Name + "." + e.other.DNSZone
