@@ -61,7 +61,7 @@ envelope_of(){ # the envelope onboarding wrote into the tenant's attachment, as 
 a = yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]
 e, u = a["envelope"], a.get("usage_limits", {})
 s = "%(vms)d VMs, %(cores)d vCPUs, %(memory)d MiB, %(disk)d GiB" % e
-# the wire's limits beside it, as internal/envelope shows them (the role passes both)
+# the wire limits beside it, as internal/envelope shows them (the role passes both)
 s += ", %d Mbit/s" % u["bandwidth"] if u.get("bandwidth") else ""
 s += ", %d broadcast frames/s" % u["broadcast"] if u.get("broadcast") else ""
 print(s)' "$DIR/attachments/$1.yml"
