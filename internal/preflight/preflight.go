@@ -326,7 +326,7 @@ func storages(ctx context.Context, c Getter, in Input) Check {
 // and the substrate role writes it into substrate_snippets_dir on each node.
 func hookscriptStorage(ctx context.Context, c Getter, in Input) Check {
 	ch := Check{Name: "hookscript_storage", Fatal: true,
-		Assumption: "storage local is a dir storage at " + path.Dir(in.SnippetsDir) + " with content snippets (the guard's hookscript local:snippets/deevnet-envelope-guard, written to substrate_snippets_dir)",
+		Assumption: "storage local is a dir storage with content snippets whose snippets directory is " + in.SnippetsDir + " (substrate_snippets_dir: the guard, hookscript local:snippets/deevnet-envelope-guard)",
 		Breaks:     "the envelope guard: PVE refuses hookscript local:snippets/... on a storage without snippets content, so the sweep cannot set it and a tenant's VM starts unguarded or is refused (ADR-0014)"}
 	if !in.Hookscript {
 		ch.Status, ch.Found = Skipped, "substrate_envelope_guard is false"
@@ -346,8 +346,9 @@ func hookscriptStorage(ctx context.Context, c Getter, in Input) Check {
 	if s.Type != "dir" {
 		ch.Differs = append(ch.Differs, "local is of type "+s.Type+", not dir")
 	}
-	if want := path.Dir(in.SnippetsDir); s.Path != want {
-		ch.Differs = append(ch.Differs, fmt.Sprintf("local's path is %s, but substrate_snippets_dir %s is not its snippets directory (%s/snippets)", s.Path, in.SnippetsDir, s.Path))
+	// a lab's node is a directory: its root may stand before the node's own path
+	if want := path.Clean(s.Path) + "/snippets"; !strings.HasSuffix(path.Clean(in.SnippetsDir), want) {
+		ch.Differs = append(ch.Differs, fmt.Sprintf("local's path is %s, but substrate_snippets_dir %s is not its snippets directory (%s)", s.Path, in.SnippetsDir, want))
 	}
 	if !slices.Contains(s.content(), "snippets") {
 		ch.Differs = append(ch.Differs, "local has content "+s.Content+", without snippets (pvesm set local --content "+s.Content+",snippets)")

@@ -73,7 +73,9 @@ func TestEachBrokenAssumptionIsReportedAlone(t *testing.T) {
 			check: "template_guest", want: `agent is "0", not 1`},
 		{name: "two votes", cfg: func(c *pvesim.Config) { c.Quorum = pvesim.QuorumConfig{Votes: map[string]int{"dv02hyp002p02": 2}} },
 			check: "quorum", want: "node dv02hyp002p02 has quorum_votes 2, not 1"},
-		{name: "frr 8", in: func(in *Input) { in.Packages["dv02hyp002p03"] = Packages{FRR: "8.4.4-1.1~deb12u1", Ifupdown2: "3.3.0-1+pmx1"} },
+		{name: "frr 8", in: func(in *Input) {
+			in.Packages["dv02hyp002p03"] = Packages{FRR: "8.4.4-1.1~deb12u1", Ifupdown2: "3.3.0-1+pmx1"}
+		},
 			check: "node_packages", want: "dv02hyp002p03: frr 8.4.4-1.1~deb12u1, not 10.x"},
 		{name: "ifupdown", in: func(in *Input) { in.Packages["dv02hyp002p02"] = Packages{FRR: "10.4.1-1+pve1"} },
 			check: "node_packages", want: "dv02hyp002p02: ifupdown2 is not installed"},
