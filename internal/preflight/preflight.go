@@ -468,7 +468,7 @@ func quorum(ctx context.Context, c Getter, in Input) Check {
 	if err := c.Get(ctx, "/cluster/config/nodes", nil, &cnodes); err != nil {
 		var ae *pve.APIError
 		// a single node without a cluster has no corosync.conf: one node, one vote
-		if !(errors.As(err, &ae) && !cluster) {
+		if standalone := !cluster && errors.As(err, &ae); !standalone {
 			ch.Differs = append(ch.Differs, "GET /cluster/config/nodes: "+err.Error())
 		}
 	}

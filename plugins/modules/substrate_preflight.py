@@ -21,14 +21,14 @@ description:
     agent; a warning), C(quorum) (quorate, every node of O(nodes) an online member, one vote each), C(node_packages)
     (FRR 10 and ifupdown2 3 on every node, from O(node_packages)).
   - Never fails for a difference - RV(failed_checks) names the ones that break the collection, and
-    C(playbooks/preflight.yml) fails after printing RV(table). It fails only on bad options or when the API cannot
-    be reached at all.
+    C(playbooks/preflight.yml) fails after printing RV(table). It fails only on bad options; a read that fails (the API not
+    reachable, a 403) is that check's difference.
   - C(changed) is always false. The module cannot write - its reads of VMs go through a client that refuses
     every write before it is sent.
 options:
   nodes:
     description:
-      - The hypervisors (the inventory group C(substrate_hypervisors)): the fabric's members, PVE node names.
+      - The hypervisors (the inventory group C(substrate_hypervisors)), the fabric's members, by PVE node name.
     type: list
     elements: str
     required: true
@@ -95,8 +95,8 @@ EXAMPLES = r'''
 RETURN = r'''
 checks:
   description:
-    - One entry per check, in order - C(name), C(assumption), C(status) (V(ok), V(differs), V(unknown): could not be
-      read, V(skipped): turned off by the inventory), C(found) (what the cluster shows), C(differs) (each difference),
+    - One entry per check, in order - C(name), C(assumption), C(status) (V(ok), V(differs), V(unknown) - could not be
+      read, V(skipped) - turned off by the inventory), C(found) (what the cluster shows), C(differs) (each difference),
       C(breaks) (what goes wrong when it differs), C(fatal) (a difference breaks the collection).
   returned: success
   type: list
