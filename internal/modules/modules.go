@@ -15,6 +15,7 @@ import (
 	"github.com/deevnet/tenant/internal/dnsupdate"
 	"github.com/deevnet/tenant/internal/module"
 	"github.com/deevnet/tenant/internal/plan"
+	"github.com/deevnet/tenant/internal/preflight"
 	"github.com/deevnet/tenant/internal/report"
 	"github.com/deevnet/tenant/internal/sdn"
 	"github.com/deevnet/tenant/internal/vm"
@@ -35,6 +36,7 @@ func entries() map[string]module.Entry {
 		"tenant_verify":       report.VerifyModule(),
 		"tenant_index_info":   access.InfoModule(),
 		"corosync_qdevice":    corosync.Module(),
+		"substrate_preflight": preflight.Module(),
 	}
 }
 

@@ -49,6 +49,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		reply(s.Quorum())
 	case "GET /_sim/stats":
 		reply(s.Stats())
+	case "POST /_sim/privileges/drop":
+		s.serveDropPrivileges(w, r, reply) // privknob.go
 	case "POST /_sim/stats/reset":
 		s.ResetStats()
 		reply(nil)

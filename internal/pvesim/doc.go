@@ -84,6 +84,7 @@
 //	GET  /_sim/stats         {"data":{"requests":{"GET /cluster/sdn/zones":3,...},"writes":N,"writes_accepted":M}}
 //	POST /_sim/stats/reset
 //	POST /_sim/reset         back to the configured cluster (also clears stats and faults)
+//	POST /_sim/privileges/drop {"privileges":["VM.Migrate"]}  every role without them, as a PVE release lacking them (privknob.go)
 //	POST /_sim/faults        {"faults":[{"method":"POST","path":"/nodes/{node}/qemu/{vmid}/clone","nth":1,"status":500,"message":"..."}],
 //	                          "task_faults":[{"type":"qmclone","nth":1,"exitstatus":"clone failed: ..."}],
 //	                          "hold_sdn_lock_seconds":600, "latency_ms":20, "task_duration_ms":500,
