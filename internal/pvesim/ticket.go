@@ -115,8 +115,10 @@ func (s *Server) ticketAuth(r *http.Request) (principal, bool, error) {
 // area the GUI shows, from the fixed paths and those the ACLs name.
 func (st *state) apiCaps(p principal) map[string]map[string]int {
 	areas := map[string]func(string) bool{
-		"vms":     func(pv string) bool { return strings.HasPrefix(pv, "VM.") || pv == "Permissions.Modify" },
-		"access":  func(pv string) bool { return strings.HasPrefix(pv, "User.") || strings.HasPrefix(pv, "Group.") || pv == "Permissions.Modify" },
+		"vms": func(pv string) bool { return strings.HasPrefix(pv, "VM.") || pv == "Permissions.Modify" },
+		"access": func(pv string) bool {
+			return strings.HasPrefix(pv, "User.") || strings.HasPrefix(pv, "Group.") || pv == "Permissions.Modify"
+		},
 		"storage": func(pv string) bool { return strings.HasPrefix(pv, "Datastore.") || pv == "Permissions.Modify" },
 		"nodes":   func(pv string) bool { return strings.HasPrefix(pv, "Sys.") || pv == "Permissions.Modify" },
 		"sdn":     func(pv string) bool { return strings.HasPrefix(pv, "SDN.") || pv == "Permissions.Modify" },
