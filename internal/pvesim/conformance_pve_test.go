@@ -370,6 +370,35 @@ func runConformance(t *testing.T, file string) map[string]*confTally {
 // test*.cfg, api-get-permissions-test.pl) against pvesim.
 func TestPVEConformanceAccess(t *testing.T) {
 	start := time.Now()
-	runConformance(t, "pve-access-control.json")
+	tally := runConformance(t, "pve-access-control.json")
 	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
+	checkFidelityTable(t, filepath.Join("..", "..", "docs", "pvesim.md"), tally)
+}
+
+var fidelityRow = regexp.MustCompile("src/test/([A-Za-z0-9_.-]+\\.pl)`[^|]*\\|\\s*([0-9-]+)\\s*\\|\\s*([0-9-]+)\\s*\\|\\s*([0-9-]+)\\s*\\|")
+
+// checkFidelityTable asserts that the fidelity table in doc has a row for every source file run,
+// with the counts measured.
+func checkFidelityTable(t *testing.T, doc string, tally map[string]*confTally) {
+	t.Helper()
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatalf("read the fidelity table: %v", err)
+	}
+	_, table, ok := strings.Cut(string(b), "<!-- fidelity:begin -->")
+	table, _, ok2 := strings.Cut(table, "<!-- fidelity:end -->")
+	if !ok || !ok2 {
+		t.Fatalf("%s: no <!-- fidelity:begin/end --> table", doc)
+	}
+	rows := map[string]string{}
+	for _, m := range fidelityRow.FindAllStringSubmatch(table, -1) {
+		rows[m[1]] = m[2] + " " + m[3] + " " + m[4]
+	}
+	for _, src := range sortedKeys(tally) {
+		tl := tally[src]
+		want := fmt.Sprintf("%d %d %d", tl.cases, tl.expressible, tl.pass)
+		if rows[src] != want {
+			t.Errorf("%s: the fidelity table says cases/expressible/pass %q for %s, measured %q", doc, rows[src], src, want)
+		}
+	}
 }

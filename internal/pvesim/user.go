@@ -71,7 +71,11 @@ func (s *Server) userGet(r *reqCtx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := map[string]any{"enable": boolInt(u.Enable), "expire": u.Expire, "groups": u.Groups, "tokens": s.tokenListOf(u)}
+	groups := u.Groups
+	if groups == nil {
+		groups = []string{} // PVE answers [] for a user in no group, never null (User.pm read_user)
+	}
+	o := map[string]any{"enable": boolInt(u.Enable), "expire": u.Expire, "groups": groups, "tokens": s.tokenListOf(u)}
 	return withOptional(o, "comment", u.Comment, "email", u.Email), nil
 }
 
