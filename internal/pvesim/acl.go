@@ -113,7 +113,9 @@ func (s *Server) aclUpdate(r *reqCtx) (any, error) {
 // canHandOut is update_acl's rule for a caller without Permissions.Modify on the path (who passed
 // "perm-modify" through VM.Allocate, Pool.Allocate or Datastore.Allocate): it may only add or
 // remove a role whose privileges it holds there itself, propagated when the new entry propagates,
-// and never NoAccess (pve-access-control src/PVE/API2/ACL.pm update_acl).
+// and never NoAccess (pve-access-control src/PVE/API2/ACL.pm update_acl). PVE raises these as
+// parameter errors inside lock_user_config, which stringifies them after "ACL update failed: ",
+// so the client gets a 500 carrying the 400's text, not a 400 with errors.
 func (st *state) canHandOut(who principal, path, role string, propagate, del bool) error {
 	if who.isRoot() {
 		return nil
@@ -126,16 +128,21 @@ func (st *state) canHandOut(who principal, path, role string, propagate, del boo
 	for _, pv := range st.Roles[role] {
 		prop, ok := have[pv]
 		if !ok {
-			return paramErr(map[string]string{"role": fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify' or superset of privileges.", verb, role)})
+			return handOutErr(fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify' or superset of privileges.", verb, role))
 		}
 		if propagate && !prop && !del {
-			return paramErr(map[string]string{"role": fmt.Sprintf("Cannot %s role '%s' with propagation - requires 'Permissions.Modify' or propagated superset of privileges.", verb, role)})
+			return handOutErr(fmt.Sprintf("Cannot %s role '%s' with propagation - requires 'Permissions.Modify' or propagated superset of privileges.", verb, role))
 		}
 	}
 	if role == "NoAccess" {
-		return paramErr(map[string]string{"role": fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify'", verb, role)})
+		return handOutErr(fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify'", verb, role))
 	}
 	return nil
+}
+
+// handOutErr is a parameter error on "role" as lock_user_config passes it on (see canHandOut).
+func handOutErr(msg string) error {
+	return plainErr("ACL update failed: 400 Parameter verification failed.\nrole: %s", msg)
 }
 
 // permissions dumps the effective privileges of the caller (or of userid), each with its propagate
