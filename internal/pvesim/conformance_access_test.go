@@ -65,7 +65,7 @@ func TestConformanceTokenUserACL(t *testing.T) {
 	// VM.Backup and VM.GuestAgent.*: PVEVMUser is not a subset of what it holds (ACL.pm:196).
 	expect(t, a.tenant, []refusal{{name: "a role with privileges it lacks", source: "ACL.pm:196 update_acl",
 		method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "PVEVMUser", "users", a.user, "propagate", "0"}, status: 500,
-			msg: "ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role 'PVEVMUser' - requires 'Permissions.Modify' or superset of privileges.\n"}})
+		msg: "ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role 'PVEVMUser' - requires 'Permissions.Modify' or superset of privileges.\n"}})
 	// What PVE does allow: VM.Allocate on its VM (from the pool) lets the token hand out, without
 	// propagation, a role whose privileges it holds there (ACL.pm:189): its own.
 	a.tenant.ok("PUT", "/access/acl", vals("path", "/vms/10101", "roles", "DeevnetTenantVM", "users", a.user, "propagate", "0"), nil)
