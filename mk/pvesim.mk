@@ -1,6 +1,8 @@
 # mk/pvesim.mk: the PVE API simulator (owner: pvesim).
 #
-#   make test-pvesim   the built bin/pvesim (ready line, CA/token files, state across a restart,
+#   make test-pvesim   PVE's own regression cases through pvesim's REST API (TestPVEConformance*,
+#                      docs/pvesim.md's fidelity table checked against them), then
+#                      the built bin/pvesim (ready line, CA/token files, state across a restart,
 #                      clean SIGTERM exit), --help documents every flag, and a short run of each
 #                      fuzz target (PVESIM_FUZZTIME, default 100000x), sdnrender's FuzzRender and
 #                      FuzzFabricInterface included
@@ -18,6 +20,7 @@ PVESIM_FUZZTIME ?= 100000x
 .PHONY: test-pvesim bench-pvesim
 
 test-pvesim: tools
+	cd $(ROOT) && $(GO) test -count=1 -run '^TestPVEConformance' -v ./internal/pvesim
 	cd $(ROOT) && PVESIM_BIN=$(ROOT)/bin/pvesim $(GO) test -count=1 -run '^TestCLI' ./cmd/pvesim
 	@help=$$($(ROOT)/bin/pvesim --help 2>&1); for f in listen config ca-out token-out state seed latency task-duration insecure-http render-dir reload-command reload-timeout; do \
 	  echo "$$help" | grep -q -- "-$$f" || { echo "pvesim --help does not document --$$f"; exit 1; }; done

@@ -49,14 +49,14 @@ func TestConformanceTokenUserACL(t *testing.T) {
 			method: "PUT", path: "/access/acl", params: []string{"path", "/", "roles", "Administrator", "users", a.user}, status: 403,
 			msg: "Permission check failed (/, Permissions.Modify)\n"},
 		{name: "a role beyond its own on its VM", source: "ACL.pm:196 update_acl",
-			method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "PVEAdmin", "users", a.user, "propagate", "0"}, status: 400,
-			errors: map[string]string{"role": "Cannot add role 'PVEAdmin' - requires 'Permissions.Modify' or superset of privileges."}},
+			method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "PVEAdmin", "users", a.user, "propagate", "0"}, status: 500,
+			msg: "ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role 'PVEAdmin' - requires 'Permissions.Modify' or superset of privileges.\n"},
 		{name: "a pool-derived role with propagation", source: "ACL.pm:204 update_acl",
-			method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "PVEVMAdmin", "users", a.user}, status: 400,
-			errors: map[string]string{"role": "Cannot add role 'PVEVMAdmin' with propagation - requires 'Permissions.Modify' or propagated superset of privileges."}},
+			method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "PVEVMAdmin", "users", a.user}, status: 500,
+			msg: "ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role 'PVEVMAdmin' with propagation - requires 'Permissions.Modify' or propagated superset of privileges.\n"},
 		{name: "NoAccess on its VM", source: "ACL.pm:216 update_acl",
-			method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "NoAccess", "users", a.user, "propagate", "0"}, status: 400,
-			errors: map[string]string{"role": "Cannot add role 'NoAccess' - requires 'Permissions.Modify'"}},
+			method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "NoAccess", "users", a.user, "propagate", "0"}, status: 500,
+			msg: "ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role 'NoAccess' - requires 'Permissions.Modify'\n"},
 		{name: "no principal", source: "ACL.pm:155 update_acl",
 			method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "PVEVMUser"}, status: 400,
 			errors: map[string]string{"tokens": "either 'users', 'groups' or 'tokens' is required."}},
@@ -64,8 +64,8 @@ func TestConformanceTokenUserACL(t *testing.T) {
 	// The tenant's role on its pool is DeevnetTenantVM (ADR-0013), without PVEVMUser's VM.Console,
 	// VM.Backup and VM.GuestAgent.*: PVEVMUser is not a subset of what it holds (ACL.pm:196).
 	expect(t, a.tenant, []refusal{{name: "a role with privileges it lacks", source: "ACL.pm:196 update_acl",
-		method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "PVEVMUser", "users", a.user, "propagate", "0"}, status: 400,
-		errors: map[string]string{"role": "Cannot add role 'PVEVMUser' - requires 'Permissions.Modify' or superset of privileges."}}})
+		method: "PUT", path: "/access/acl", params: []string{"path", "/vms/10101", "roles", "PVEVMUser", "users", a.user, "propagate", "0"}, status: 500,
+		msg: "ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role 'PVEVMUser' - requires 'Permissions.Modify' or superset of privileges.\n"}})
 	// What PVE does allow: VM.Allocate on its VM (from the pool) lets the token hand out, without
 	// propagation, a role whose privileges it holds there (ACL.pm:189): its own.
 	a.tenant.ok("PUT", "/access/acl", vals("path", "/vms/10101", "roles", "DeevnetTenantVM", "users", a.user, "propagate", "0"), nil)

@@ -9,8 +9,9 @@
 //	id, secret := srv.RootToken()                     // "root@pam!sim", random secret
 //	client: srv.URL()+"/api2/json", RootCAs from srv.CAFile()
 //
-// Request processing follows PVE's order: authentication (API tokens only:
-// "Authorization: PVEAPIToken=user@realm!id=secret"; 401 "No ticket" /
+// Request processing follows PVE's order: authentication (API tokens,
+// "Authorization: PVEAPIToken=user@realm!id=secret", or a user's ticket from POST /access/ticket
+// as the PVEAuthCookie cookie, writes with its CSRFPreventionToken header; 401 "No ticket" /
 // "Authentication failed!"), route lookup in the embedded schema (501 for
 // unknown paths, for schema paths that are not simulated and for a restore), URI/body
 // conflicts, allowtoken, the schema's permissions.check with the raw
@@ -42,6 +43,9 @@
 // registered-tags (datacenter.cfg), hookscript's own volume check at set, custom CPU
 // models (check_cpu_model_access).
 //
+// How far pvesim matches PVE, measured with PVE's own regression cases
+// (conformance_pve_test.go, testdata/conformance), and what it does not model: docs/pvesim.md.
+//
 // Hookscripts (hookscript.go): at a start, a VM's hookscript volume local:snippets/<name>
 // runs from the node's disk, <RenderDir>/<node>/var/lib/vz/snippets/<name>, as
 // `<script> <vmid> pre-start` then `post-start`, outside the server lock while the task
@@ -52,7 +56,7 @@
 //
 // Routing and validation live in package pveschema: subset.json (a copy of
 // ../shared/pve-api/subset.json, kept in step by TestEmbeddedSchemaInStep),
-// extra.json (/access/users, /access/users/{userid}, /cluster/status and GET
+// extra.json (/access/users, /access/users/{userid}, /access/groups, POST /access/ticket, /cluster/status and GET
 // /nodes/{node}/status from apidata.json) and formats.json, embedded.
 //
 // CLI config (pvesim --config FILE; keys left out keep DefaultConfig's values,

@@ -22,6 +22,8 @@ type client struct {
 	auth   string
 	hc     *http.Client
 	asJSON bool
+	// ticket and csrf: a ticket login's cookie and the CSRFPreventionToken its writes carry
+	ticket, csrf string
 }
 
 type resp struct {
@@ -70,6 +72,24 @@ func tokenClient(t testing.TB, s *Server, id, secret string) *client {
 	return &client{t: t, base: s.URL() + "/api2/json", auth: "PVEAPIToken=" + id + "=" + secret, hc: httpClientFor(t, s)}
 }
 
+// anonClient sends no credentials: for the "world" methods (POST /access/ticket).
+func anonClient(t testing.TB, s *Server) *client {
+	return &client{t: t, base: s.URL() + "/api2/json", hc: httpClientFor(t, s)}
+}
+
+// ticketClient logs user in with password (POST /access/ticket) and sends its ticket.
+func ticketClient(t testing.TB, s *Server, user, password string) *client {
+	t.Helper()
+	c := anonClient(t, s)
+	var tk struct {
+		Ticket string `json:"ticket"`
+		CSRF   string `json:"CSRFPreventionToken"`
+	}
+	c.ok("POST", "/access/ticket", url.Values{"username": {user}, "password": {password}}, &tk)
+	c.ticket, c.csrf = tk.Ticket, tk.CSRF
+	return c
+}
+
 func (c *client) do(method, path string, params url.Values) resp {
 	c.t.Helper()
 	u := c.base + path
@@ -101,6 +121,12 @@ func (c *client) do(method, path string, params url.Values) resp {
 	}
 	if c.auth != "" {
 		req.Header.Set("Authorization", c.auth)
+	}
+	if c.ticket != "" {
+		req.AddCookie(&http.Cookie{Name: "PVEAuthCookie", Value: c.ticket})
+		if method != "GET" {
+			req.Header.Set("CSRFPreventionToken", c.csrf)
+		}
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {

@@ -54,9 +54,33 @@ type ACL struct {
 	Propagate bool   `json:"propagate"`
 }
 
-var aclPathRe = regexp.MustCompile(`^/(access(/groups(/[^/]+)?|/realm(/[^/]+)?)?|nodes(/[^/]+)?|pool(/[^/]+){0,3}|sdn(/zones(/[^/]+(/[^/]+(/[1-9][0-9]{0,3})?)?)?|/(controllers|dns|ipams|fabrics)(/[^/]+)?)?|storage(/[^/]+)?|vms(/[0-9]+)?|mapping(/.*)?)?$`)
+// aclPathRe is the ACL paths PVE lets an ACL name (AccessControl.pm check_path).
+var aclPathRe = regexp.MustCompile(`^(/|/access|/access/groups|/access/groups/[[:alnum:]._-]+|/access/realm|/access/realm/[[:alnum:]._-]+` +
+	`|/nodes|/nodes/[[:alnum:]._-]+|/pool|/pool/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+){0,2}` +
+	`|/sdn|/sdn/controllers|/sdn/controllers/[[:alnum:]_-]+|/sdn/dns|/sdn/dns/[[:alnum:]]+` +
+	`|/sdn/fabrics|/sdn/fabrics/[[:alnum:]]+|/sdn/ipams|/sdn/ipams/[[:alnum:]]+` +
+	`|/sdn/prefix-lists|/sdn/prefix-lists/[[:alnum:]]+|/sdn/route-maps|/sdn/route-maps/[[:alnum:]]+` +
+	`|/sdn/zones|/sdn/zones/[[:alnum:]._-]+|/sdn/zones/[[:alnum:]._-]+/[[:alnum:]._-]+` +
+	`|/sdn/zones/[[:alnum:]._-]+/[[:alnum:]._-]+/[1-9][0-9]{0,3}` +
+	`|/storage|/storage/[[:alnum:]._-]+|/vms|/vms/[1-9][0-9]{2,}` +
+	`|/mapping|/mapping/[[:alnum:]._-]+|/mapping/[[:alnum:]._-]+/[[:alnum:]._-]+)$`)
 
 func validACLPath(p string) bool { return aclPathRe.MatchString(p) }
+
+var slashesRe = regexp.MustCompile(`/+`)
+
+// normalizeACLPath is AccessControl.pm normalize_path: runs of slashes become one, a trailing
+// slash goes, a leading one is added; "" stays "" (PVE: undef, an invalid path).
+func normalizeACLPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	p = strings.TrimSuffix(slashesRe.ReplaceAllString(p, "/"), "/")
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return p
+}
 
 // principal is an authenticated identity.
 type principal struct {
@@ -117,18 +141,47 @@ func (st *state) rolesFor(p principal, tokenOnly bool, path string) roleSet {
 			roles = grp
 		}
 	}
-	// Pool roles count for member VMs, for roles the VM's ACLs did not set, never propagating
+	// Pool roles count for member VMs and storages, for roles the path's ACLs did not set, never
+	// propagating; a NoAccess there is kept alone, and one from the pool replaces the rest
 	// (RPCEnvironment.pm compile_acl_path).
-	if m := vmPathRe.FindStringSubmatch(path); m != nil {
-		if vm := st.VMs[atoiSafe(m[1])]; vm != nil && vm.Pool != "" {
-			for r := range st.rolesFor(p, tokenOnly, "/pool/"+vm.Pool) {
-				if _, ok := roles[r]; !ok {
-					roles[r] = false
-				}
+	if _, ok := roles["NoAccess"]; !ok {
+		pr := roleSet{}
+		for _, pool := range st.poolsOfPath(path) {
+			maps.Copy(pr, st.rolesFor(p, tokenOnly, "/pool/"+pool))
+		}
+		if _, no := pr["NoAccess"]; no {
+			return roleSet{"NoAccess": false}
+		}
+		for r := range pr {
+			if _, ok := roles[r]; !ok {
+				roles[r] = false
 			}
 		}
 	}
+	if _, ok := roles["NoAccess"]; ok { // AccessControl.pm roles: NoAccess alone
+		return roleSet{"NoAccess": roles["NoAccess"]}
+	}
 	return roles
+}
+
+// poolsOfPath is the pools path is a member of: a VM's one pool for /vms/<id>, every pool
+// holding the storage for /storage/<id> (a storage may be in several).
+func (st *state) poolsOfPath(path string) []string {
+	if m := vmPathRe.FindStringSubmatch(path); m != nil {
+		if vm := st.VMs[atoiSafe(m[1])]; vm != nil && vm.Pool != "" {
+			return []string{vm.Pool}
+		}
+		return nil
+	}
+	var out []string
+	if sid, ok := strings.CutPrefix(path, "/storage/"); ok && sid != "" {
+		for _, id := range sortedKeys(st.Pools) {
+			if slices.Contains(st.Pools[id].Storage, sid) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }
 
 var vmPathRe = regexp.MustCompile(`^/vms/(\d+)$`)

@@ -4,6 +4,7 @@ package pvesim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/deevnet/tenant/internal/pveschema"
@@ -16,6 +17,11 @@ var poolKind = accessKind[Pool]{path: "/pools", param: "poolid", missing: "pool 
 		for _, vm := range st.VMs {
 			if vm.Pool == id {
 				return fmt.Sprintf("pool '%s' is not empty", id)
+			}
+		}
+		for _, sid := range st.Pools[id].Storage {
+			if _, ok := st.Storages[sid]; ok { // a storage removed since does not count
+				return fmt.Sprintf("pool '%s' is not empty (contains storage '%s')", id, sid)
 			}
 		}
 		return ""
@@ -37,6 +43,21 @@ func (s *Server) poolMembers(pool string) []map[string]any {
 		vm := s.st.VMs[id]
 		if vm.Pool == pool {
 			out = append(out, map[string]any{"id": fmt.Sprintf("qemu/%d", id), "type": "qemu", "vmid": id, "node": vm.Node, "name": vm.Config["name"], "status": vm.Status})
+		}
+	}
+	// storage members after the guests, as Pool.pm read_pool lists them; one that no longer
+	// exists is left out
+	if p := s.st.Pools[pool]; p != nil {
+		for _, sid := range slices.Sorted(slices.Values(p.Storage)) {
+			sc, ok := s.st.Storages[sid]
+			if !ok {
+				continue
+			}
+			node := s.st.Nodes[0].Name
+			if len(sc.Nodes) > 0 && !slices.Contains(sc.Nodes, node) {
+				node = slices.Min(sc.Nodes)
+			}
+			out = append(out, map[string]any{"id": "storage/" + node + "/" + sid, "type": "storage", "storage": sid, "node": node})
 		}
 	}
 	return out
@@ -102,7 +123,30 @@ func (s *Server) poolUpdate(r *reqCtx) (any, error) {
 		}
 		vm.Pool = id
 	}
-	return nil, nil
+	return nil, s.poolStorage(r, p)
+}
+
+// poolStorage adds (or with delete removes) the request's storage members of p: Pool.pm
+// update_pool, check_perm_modify on each /storage/<id>. Their /storage/<id> then get the pool's
+// roles (perms.go rolesFor).
+func (s *Server) poolStorage(r *reqCtx, p *Pool) error {
+	for _, sid := range pveschema.SplitList(r.params.Str("storage")) {
+		if err := s.st.checkPermModify(r.who, "/storage/"+sid); err != nil {
+			return err
+		}
+		member := slices.Contains(p.Storage, sid)
+		switch {
+		case r.params.Bool("delete") && !member:
+			return plainErr("update pools failed: Storage '%s' is not a pool member", sid)
+		case r.params.Bool("delete"):
+			p.Storage = slicesDelete(p.Storage, sid)
+		case member:
+			return plainErr("update pools failed: Storage '%s' is already a pool member", sid)
+		default:
+			p.Storage = append(p.Storage, sid)
+		}
+	}
+	return nil
 }
 
 func (s *Server) poolDelete(r *reqCtx) (any, error) {

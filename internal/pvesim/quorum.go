@@ -301,6 +301,11 @@ var quorumRules = func() map[string]quorumRule {
 	user("POST /access/roles", "create role failed")
 	user("PUT /access/roles/{roleid}", "update role failed")
 	user("DELETE /access/roles/{roleid}", "delete role failed")
+	user("POST /access/groups", "create group failed")
+	user("PUT /access/groups/{groupid}", "update group failed")
+	user("DELETE /access/groups/{groupid}", "delete group failed")
+	// a login writes no cluster file: it works on a node without quorum
+	r["POST /access/ticket"] = quorumRule{kind: qfPass}
 	user("POST /pools", "create pool failed")
 	user("PUT /pools", "update pools failed")
 	user("PUT /pools/{poolid}", "update pools failed")

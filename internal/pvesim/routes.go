@@ -18,6 +18,7 @@ func (s *Server) routes() routes {
 		s.pluginRoutes(), s.fabricRoutes(), s.nodeSDNRoutes(),
 		s.vmRoutes(), s.storageRoutes(),
 		s.poolRoutes(), s.userRoutes(), s.tokenRoutes(), s.roleRoutes(), s.aclRoutes(),
+		s.groupRoutes(), s.ticketRoutes(),
 	} {
 		all.add(part)
 	}

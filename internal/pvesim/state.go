@@ -15,6 +15,7 @@ type state struct {
 	Nodes    []NodeConfig             `json:"nodes"`
 	Storages map[string]StorageConfig `json:"storages"`
 	Users    map[string]*User         `json:"users"`
+	Groups   map[string]*Group        `json:"groups,omitempty"`
 	Roles    map[string][]string      `json:"roles"`
 	ACLs     []ACL                    `json:"acls"`
 	Pools    map[string]*Pool         `json:"pools"`
@@ -39,6 +40,9 @@ type User struct {
 	Expire  int64             `json:"expire"`
 	Groups  []string          `json:"groups,omitempty"`
 	Tokens  map[string]*Token `json:"tokens"`
+	// Password is the salted SHA-256 of the password a ticket login checks (ticket.go), "" for
+	// none: such a user logs in only with a token.
+	Password string `json:"password,omitempty"`
 }
 
 // Token is an API token. The secret is kept to authenticate and never listed.
@@ -52,6 +56,8 @@ type Token struct {
 // Pool is a resource pool; VM membership lives on the VM.
 type Pool struct {
 	Comment string `json:"comment,omitempty"`
+	// Storage is the pool's storage members: their /storage/<id> get the pool's roles.
+	Storage []string `json:"storage,omitempty"`
 }
 
 // VM is a qemu guest.
@@ -99,6 +105,7 @@ func newState(cfg Config, rootSecret string) *state {
 		Users: map[string]*User{"root@pam": {Enable: true, Comment: "root", Tokens: map[string]*Token{
 			"sim": {Secret: rootSecret, Privsep: false},
 		}}},
+		Groups:  map[string]*Group{},
 		Roles:   builtinRoles(),
 		Pools:   map[string]*Pool{},
 		VMs:     map[int]*VM{},
@@ -177,6 +184,9 @@ func loadState(path string) (*state, error) {
 	}
 	if st.SDN == nil {
 		st.SDN = newSDNState()
+	}
+	if st.Groups == nil { // a state file from before groups
+		st.Groups = map[string]*Group{}
 	}
 	if st.Disks == nil { // a state file from before disks: each storage's default backing
 		st.seedDisks(slices.Collect(maps.Values(st.Storages)))

@@ -3,6 +3,7 @@ package pvesim
 // Users (/access/users).
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/deevnet/tenant/internal/pveschema"
@@ -50,8 +51,17 @@ func (s *Server) userCreate(r *reqCtx) (any, error) {
 	if s.st.Users[id] != nil {
 		return nil, plainErr("create user failed: user '%s' already exists", id)
 	}
+	groups, err := s.st.knownGroups(r, "create user failed")
+	if err != nil {
+		return nil, err
+	}
 	u := &User{Enable: !r.params.Has("enable") || r.params.Bool("enable"), Comment: r.params.Str("comment"),
-		Email: r.params.Str("email"), Expire: r.params.Int("expire"), Groups: pveschema.SplitList(r.params.Str("groups")), Tokens: map[string]*Token{}}
+		Email: r.params.Str("email"), Expire: r.params.Int("expire"), Groups: groups, Tokens: map[string]*Token{}}
+	if r.params.Has("password") {
+		if u.Password, err = hashPassword(r.params.Str("password")); err != nil {
+			return nil, err
+		}
+	}
 	s.st.Users[id] = u
 	return nil, nil
 }
@@ -61,7 +71,11 @@ func (s *Server) userGet(r *reqCtx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := map[string]any{"enable": boolInt(u.Enable), "expire": u.Expire, "groups": u.Groups, "tokens": s.tokenListOf(u)}
+	groups := u.Groups
+	if groups == nil {
+		groups = []string{} // PVE answers [] for a user in no group, never null (User.pm read_user)
+	}
+	o := map[string]any{"enable": boolInt(u.Enable), "expire": u.Expire, "groups": groups, "tokens": s.tokenListOf(u)}
 	return withOptional(o, "comment", u.Comment, "email", u.Email), nil
 }
 
@@ -70,18 +84,41 @@ func (s *Server) userUpdate(r *reqCtx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	groups, err := s.st.knownGroups(r, "update user failed")
+	if err != nil {
+		return nil, err
+	}
 	r.updateBool(&u.Enable, "enable")
 	r.updateStr(&u.Comment, "comment")
 	r.updateStr(&u.Email, "email")
 	r.updateInt(&u.Expire, "expire")
 	if r.params.Has("groups") {
-		g := pveschema.SplitList(r.params.Str("groups"))
 		if r.params.Bool("append") {
-			g = append(u.Groups, g...)
+			for _, g := range groups {
+				if !slices.Contains(u.Groups, g) {
+					u.Groups = append(u.Groups, g)
+				}
+			}
+		} else {
+			u.Groups = groups
 		}
-		u.Groups = g
 	}
 	return nil, nil
+}
+
+// knownGroups is the request's groups, each of which must exist (User.pm create_user and
+// update_user: "no such group", after "<op>: ").
+func (st *state) knownGroups(r *reqCtx, op string) ([]string, error) {
+	var out []string
+	for _, g := range pveschema.SplitList(r.params.Str("groups")) {
+		if st.Groups[g] == nil {
+			return nil, plainErr("%s: no such group '%s'", op, g)
+		}
+		if !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) userDelete(r *reqCtx) (any, error) {
