@@ -22,7 +22,7 @@ PVESIM_FUZZTIME ?= 100000x
 test-pvesim: tools
 	cd $(ROOT) && $(GO) test -count=1 -run '^TestPVEConformance' -v ./internal/pvesim
 	cd $(ROOT) && PVESIM_BIN=$(ROOT)/bin/pvesim $(GO) test -count=1 -run '^TestCLI' ./cmd/pvesim
-	@help=$$($(ROOT)/bin/pvesim --help 2>&1); for f in listen config ca-out token-out state seed latency task-duration insecure-http render-dir reload-command reload-timeout; do \
+	@help=$$($(ROOT)/bin/pvesim --help 2>&1); for f in listen config ca-out token-out state seed latency task-duration insecure-http api-workers render-dir reload-command reload-timeout; do \
 	  echo "$$help" | grep -q -- "-$$f" || { echo "pvesim --help does not document --$$f"; exit 1; }; done
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzPropertyString$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pvesim
 	cd $(ROOT) && $(GO) test -run '^$$' -fuzz '^FuzzRequestParams$$' -fuzztime $(PVESIM_FUZZTIME) ./internal/pvesim

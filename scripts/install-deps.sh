@@ -21,6 +21,8 @@ PACKAGES=(
   # curl for the PowerDNS API and pvesim from scripts. No FRR here: every FRR check runs Debian 13's
   # FRR 10 from the Debian tree (scripts/debian-tree.sh), as the lab's nodes do
   curl ca-certificates make git
+  # the API gate's certificate in make test-adversary (tests/adversary/run.sh)
+  openssl
   # a Debian tree with ifupdown2, FRR and friends for checks and the substrate lab (scripts/debian-tree.sh)
   mmdebstrap
   # the site report's render test: headless Chromium for mermaid-cli (tests/report/render.sh)

@@ -31,12 +31,13 @@ func main() {
 	latency := fs.Duration("latency", 0, "delay added to every API request (e.g. 20ms)")
 	taskDur := fs.Duration("task-duration", 0, "how long tasks stay running (e.g. 500ms)")
 	insecure := fs.Bool("insecure-http", false, "serve plain HTTP instead of HTTPS (tests only)")
+	apiWorkers := fs.Int("api-workers", 0, "API calls served at once, the rest queued (PVE's pveproxy: 3; 0: no queue)")
 	authDelay := fs.Duration("auth-fail-delay", 0, "delay before a 401 for a bad token (a real node waits 3s)")
 	renderDir := fs.String("render-dir", "", "after each SDN apply write every node's files here, atomically:\nDIR/<node>/etc/network/interfaces.d/sdn, DIR/<node>/etc/frr/frr.conf and\nDIR/<node>/etc/frr/daemons.pve (the fabricd= and ospfd= lines PVE sets);\nalso each node's disk for hookscripts: local:snippets/<name> runs from\nDIR/<node>/var/lib/vz/snippets/<name>, with this binary as pvesh on its PATH")
 	reloadCmd := fs.String("reload-command", "", "after writing a node's files run PATH <node> <DIR/node> (no shell; needs\n--render-dir); exit 0 = reloaded, else the node's SDN status becomes error;\noutput goes to the apply task log. Without it reloads succeed unless a\nreload fault is injected (/_sim/faults reload_faults)")
 	reloadTimeout := fs.Duration("reload-timeout", 0, "time limit of one --reload-command run (default 2m)")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintf(fs.Output(), "Usage: pvesim [flags]\n\nProxmox VE 9 API simulator (API at <url>/api2/json; admin at /_sim/stats,\n/_sim/stats/reset, /_sim/reset, /_sim/faults, /_sim/nodes/<node>/files/<path>,\nPOST /_sim/nodes/<node>/offline and /_sim/nodes/<node>/online,\nGET /_sim/quorum, POST /_sim/qdevice/down and /_sim/qdevice/up).\n\nFlags:\n")
+		_, _ = fmt.Fprintf(fs.Output(), "Usage: pvesim [flags]\n\nProxmox VE 9 API simulator (API at <url>/api2/json; admin at /_sim/stats,\n/_sim/stats/reset, /_sim/reset, /_sim/faults, /_sim/nodes/<node>/files/<path>,\nPOST /_sim/nodes/<node>/offline and /_sim/nodes/<node>/online,\nGET /_sim/quorum, POST /_sim/qdevice/down and /_sim/qdevice/up,\nGET /_sim/api-workers).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])
@@ -50,6 +51,9 @@ func main() {
 	}
 	cfg.Listen, cfg.CAOut, cfg.StateFile = *listen, *caOut, *state
 	cfg.Seed, cfg.Latency, cfg.TaskDuration, cfg.InsecureHTTP, cfg.AuthFailDelay = *seed, *latency, *taskDur, *insecure, *authDelay
+	if *apiWorkers != 0 {
+		cfg.APIWorkers = *apiWorkers
+	}
 	if *renderDir != "" {
 		cfg.RenderDir = *renderDir
 	}

@@ -75,11 +75,17 @@ var (
 	recordName = regexp.MustCompile(`^([a-z0-9_]([a-z0-9_-]*[a-z0-9])?)(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9])?)*$`)
 )
 
+// ValidTenantName reports whether name is a tenant name: a DNS label and PVE id of 2..20
+// characters.
+func ValidTenantName(name string) bool {
+	return tenantName.MatchString(name) && len(name) >= 2 && len(name) <= 20
+}
+
 // Check returns every broken rule of c, each naming the field and the rule, joined by "; " (no
 // error when c keeps them all).
 func (c *Contract) Check() error {
 	var errs []string
-	if !tenantName.MatchString(c.Name) || len(c.Name) < 2 || len(c.Name) > 20 {
+	if !ValidTenantName(c.Name) {
 		errs = append(errs, "tenant.name "+pyJSON(c.Name)+" must match ^[a-z][a-z0-9-]*[a-z0-9]$ and have 2..20 characters (a DNS label and PVE id)")
 	}
 	if c.Index < 1 || c.Index > 63 {

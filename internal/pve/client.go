@@ -234,6 +234,14 @@ func (c *Client) send(ctx context.Context, method, full, path string, payload an
 			return nil
 		}
 		err = unwrapTransport(err)
+		if wait, ok := throttled(err); ok && attempt < throttledAttempts && ctx.Err() == nil {
+			// The gate refused the call before PVE saw it, so even a write is repeated, after
+			// the wait the gate names.
+			if !Sleep(ctx, max(wait, c.cfg.RetryBackoff)) {
+				return fmt.Errorf("%s %s: %w", method, path, c.naming(ctx, err))
+			}
+			continue
+		}
 		if attempt >= c.cfg.Retries || !retryable(method, err) || ctx.Err() != nil {
 			return fmt.Errorf("%s %s: %w", method, path, c.naming(ctx, err))
 		}
@@ -242,6 +250,22 @@ func (c *Client) send(ctx context.Context, method, full, path string, payload an
 		}
 		backoff *= 2
 	}
+}
+
+// throttledAttempts bounds the calls made for one request the API gate keeps refusing with 429
+// (its rate is per tenant, so a converge waits its turn rather than fail at the first refusal).
+const throttledAttempts = 10
+
+// maxThrottleWait caps a Retry-After, so a wrong or hostile header cannot stall a run.
+const maxThrottleWait = 10 * time.Second
+
+// throttled reports whether err is the gate's 429, and how long it asks the caller to wait.
+func throttled(err error) (time.Duration, bool) {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusTooManyRequests {
+		return 0, false
+	}
+	return min(ae.RetryAfter, maxThrottleWait), true
 }
 
 // jsonBody converts url.Values to a JSON-able map: go-proxmox marshals the body as JSON, and PVE

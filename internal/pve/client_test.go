@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -187,5 +188,47 @@ func TestUntrustedServerRefused(t *testing.T) {
 	}
 	if err := c.Get(context.Background(), "/version", nil, nil); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("want a certificate error, got %v", err)
+	}
+}
+
+// The API gate's 429 is repeated for every method (the gate refused before PVE saw the call), after
+// the Retry-After it names; after throttledAttempts the caller gets the gate's message.
+func TestThrottledCallsWaitTheirTurn(t *testing.T) {
+	var posts, gets atomic.Int32
+	c, _ := fakePVE(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case "POST":
+			if posts.Add(1) < 3 {
+				w.Header().Set("Retry-After", "0")
+				writeErr(w, 429, "apigate: tenant-tdemo@pve is over its API rate", nil)
+				return
+			}
+			_, _ = w.Write([]byte(`{"data":null}`))
+		case "GET":
+			gets.Add(1)
+			w.Header().Set("Retry-After", "0")
+			writeErr(w, 429, "apigate: tenant-tdemo@pve is over its API rate", nil)
+		}
+	})
+	ctx := context.Background()
+	if err := c.Post(ctx, "/cluster/sdn/zones", url.Values{"zone": {"a1"}}, nil); err != nil || posts.Load() != 3 {
+		t.Fatalf("POST after two 429: err=%v attempts=%d, want success on the 3rd", err, posts.Load())
+	}
+	err := c.Get(ctx, "/cluster/sdn/zones", nil, nil)
+	if err == nil || gets.Load() != throttledAttempts || !strings.Contains(err.Error(), "over its API rate") {
+		t.Fatalf("GET always 429: err=%v attempts=%d, want the gate's message after %d", err, gets.Load(), throttledAttempts)
+	}
+}
+
+func TestRetryAfterIsReadAndCapped(t *testing.T) {
+	for _, tc := range []struct {
+		header string
+		want   time.Duration
+	}{{"2", 2 * time.Second}, {"3600", maxThrottleWait}, {"soon", 0}, {"", 0}} {
+		res := &http.Response{StatusCode: 429, Status: "429 Too Many Requests", Header: http.Header{"Retry-After": {tc.header}}, Body: io.NopCloser(strings.NewReader(`{"data":null,"message":"x"}`))}
+		wait, ok := throttled(apiErrorFrom(res))
+		if !ok || wait != tc.want {
+			t.Errorf("Retry-After %q: wait %v (throttled %v), want %v", tc.header, wait, ok, tc.want)
+		}
 	}
 }

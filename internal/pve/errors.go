@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // APIError is a non-2xx answer of the PVE API.
@@ -14,6 +16,9 @@ type APIError struct {
 	Status  int               // HTTP status: 400 parameters, 401/403 auth, 500 most failures, 501 unknown path
 	Message string            // PVE's message (the body's "message", else the reason phrase), trimmed
 	Errors  map[string]string // per-parameter errors of a 400, may be nil
+	// RetryAfter is a 429's Retry-After (the API gate's, docs/adr/0018-api-gate.md); PVE itself
+	// sends no 429.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string {
@@ -54,6 +59,11 @@ func (e *APIError) IsNotFound() bool {
 // 401 has an empty body, so the reason phrase is the fallback.
 func apiErrorFrom(res *http.Response) *APIError {
 	e := &APIError{Status: res.StatusCode}
+	if res.StatusCode == http.StatusTooManyRequests {
+		if secs, err := strconv.Atoi(strings.TrimSpace(res.Header.Get("Retry-After"))); err == nil && secs >= 0 {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		}
+	}
 	body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 	var env struct {
 		Message string          `json:"message"`

@@ -47,6 +47,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		reply(s.Quorum())
+	case "GET /_sim/api-workers":
+		reply(s.APIWorkers())
 	case "GET /_sim/stats":
 		reply(s.Stats())
 	case "POST /_sim/privileges/drop":
@@ -59,7 +61,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		reply(nil)
 	case "POST /_sim/faults":
 		// {"faults":[Fault...], "task_faults":[TaskFault...], "hold_sdn_lock_seconds": N,
-		//  "latency_ms": N, "task_duration_ms": N, "reload_faults":[ReloadFault...]}
+		//  "latency_ms": N, "task_duration_ms": N, "reload_faults":[ReloadFault...], "api_workers": N}
 		var req struct {
 			Faults       []Fault       `json:"faults"`
 			TaskFaults   []TaskFault   `json:"task_faults"`
@@ -67,6 +69,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			HoldSDNLock  *float64      `json:"hold_sdn_lock_seconds"`
 			LatencyMS    *int          `json:"latency_ms"`
 			TaskDuration *int          `json:"task_duration_ms"`
+			APIWorkers   *int          `json:"api_workers"`
 		}
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
 			http.Error(w, "bad fault request: "+err.Error(), http.StatusBadRequest)
@@ -89,6 +92,12 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		if req.TaskDuration != nil {
 			s.SetTaskDuration(time.Duration(*req.TaskDuration) * time.Millisecond)
+		}
+		if req.APIWorkers != nil {
+			if err := s.SetAPIWorkers(*req.APIWorkers); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
 		}
 		reply(nil)
 	default:

@@ -17,6 +17,8 @@ type Config struct {
 	Seed         uint64        `yaml:"seed"`          // MACs, pids, lock tokens; 0 = random
 	Latency      time.Duration `yaml:"latency"`       // added to every API request
 	TaskDuration time.Duration `yaml:"task_duration"` // how long tasks stay "running"
+	// APIWorkers is how many API calls are served at once (PVE: 3 per daemon); 0 = no queue.
+	APIWorkers int `yaml:"api_workers"`
 	// AuthFailDelay is PVE's deliberate delay before a 401 for a bad token
 	// (3 s on a real node); 0 by default so tests stay fast.
 	AuthFailDelay time.Duration    `yaml:"auth_fail_delay"`

@@ -74,6 +74,7 @@ type Server struct {
 	workers      sync.WaitGroup // reload commands in flight
 	latency      time.Duration
 	taskDur      time.Duration
+	pool         apiPool // the API's worker pool (apiworkers.go)
 	rootSecret   string
 	nodeSecret   string            // the node's own root@pam, for the pvesh a hookscript runs (NodeRootAuth)
 	digests      map[string]string // SDN config digests, dropped on every write
@@ -167,6 +168,9 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, schema: sch, latency: cfg.Latency, taskDur: cfg.TaskDuration, done: make(chan struct{})}
+	if err := s.SetAPIWorkers(cfg.APIWorkers); err != nil {
+		return nil, fmt.Errorf("pvesim: %w", err)
+	}
 	s.nodeSecret = randomUUID(nil)
 	s.rootSecret = cfg.RootSecret
 	if s.rootSecret == "" {
@@ -383,6 +387,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p == "" {
 		p = "/"
 	}
+	release, ok := s.takeWorker(r)
+	if !ok {
+		return
+	}
+	defer release()
 	s.mu.Lock()
 	lat := s.latency
 	s.mu.Unlock()

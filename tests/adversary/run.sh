@@ -25,7 +25,7 @@ set -uo pipefail
 # shellcheck source=tests/lib/sharedlab.sh
 . "$(dirname "$0")/../lib/sharedlab.sh"
 sharedlab_args adversary "$@"
-cleanup() { PVESIM=$PVESIM "$SHARED/lab.sh" down "$LAB" >/dev/null 2>&1; rm -rf "$LAB"
+cleanup() { [ -n "${gate_pid:-}" ] && kill "$gate_pid" 2>/dev/null; PVESIM=$PVESIM "$SHARED/lab.sh" down "$LAB" >/dev/null 2>&1; rm -rf "$LAB"
   [ -n "${KEEP_WORK:-}" ] && echo "test-adversary: kept $WORK" || rm -rf "$WORK"; }
 trap cleanup EXIT
 start=$(date +%s)
@@ -64,8 +64,92 @@ play fail "onboard tdemo with dns_updates 0" -e tenant_name=tdemo -e '{"substrat
 says "a rate of 0" "dns_updates must each be a whole number of at least 1"
 play fail "onboard tdemo with a gateway without its key" -e tenant_name=tdemo -e '{"substrate_dns_gateway": {"server": "127.0.0.1"}}' deevnet.tenant.onboard
 says "a gateway without its key" "substrate_dns_gateway: key_name, tenant_dir must each be given"
+play fail "onboard tdemo with an API gateway without its host" -e tenant_name=tdemo -e '{"substrate_api_gateway": {"api_port": 8007}}' deevnet.tenant.onboard
+says "an API gateway without its host" "substrate_api_gateway: api_host must be given"
 [ "$(cat "$LAB/tenants.yml" "$LAB/attachments/tdemo.yml" | sha256sum)" = "$before" ] && echo "test-adversary: the refused onboardings left the registry and tdemo's attachment as they were" \
   || fail "a refused onboarding changed the registry or tdemo's attachment"
+
+# The API (issue 53, docs/adr/0018-api-gate.md). pvesim serves as PVE does, three calls at a time
+# (pveproxy's workers), here 100 ms each, and counts what each user's calls waited for a worker.
+# tother's no-op converge (its own token and the substrate's) runs alone, under tdemo's flood of its
+# own token straight at the API (what PVE leaves open: no limit per token), and under the same flood
+# through the API gate, both tenants onboarded behind it (their attachments name the gate). The check
+# is on what the converge's calls waited (pvesim's count, not this machine's CPU); the wall times are
+# the figures. Then tdemo's attachment is put back as it was, for the probes below; tother stays
+# behind the gate. ADVERSARY_NO_API_GATE=1 floods through a gate that binds nothing (the control:
+# the check must then fail).
+api_port=$("$VENV/bin/python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_port"])' "$LAB/pvesim-token.json")
+sim() { curl -sf --cacert "$LAB/pvesim-ca.pem" ${2:+-X POST -H 'Content-Type: application/json' -d "$2"} "https://127.0.0.1:$api_port/_sim/$1"; }
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=apigate \
+  -addext subjectAltName=IP:127.0.0.1 -keyout "$WORK/apigate.key" -out "$WORK/apigate.pem" 2>/dev/null || fail "openssl: the gate's certificate"
+limit='{rate: 20, burst: 40, concurrent: 1}'
+[ -n "${ADVERSARY_NO_API_GATE:-}" ] && limit='{rate: 100000, burst: 100000, concurrent: 1000}'
+cat >"$WORK/apigate.yml" <<YML
+listen: 127.0.0.1:0
+upstream: https://127.0.0.1:$api_port
+upstream_ca: $LAB/pvesim-ca.pem
+cert: $WORK/apigate.pem
+key: $WORK/apigate.key
+tenants: $limit
+others: {rate: 5, burst: 10, concurrent: 1}
+unverified: {rate: 5, burst: 20, concurrent: 2}
+exempt: [root@pam]
+YML
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/apigate" ./cmd/apigate) || fail "build apigate"
+"$WORK/apigate" -check -config "$WORK/apigate.yml" >/dev/null || fail "apigate -check refuses the gate's file"
+"$WORK/apigate" -config "$WORK/apigate.yml" >"$WORK/apigate.out" 2>"$WORK/apigate.log" & gate_pid=$!
+for _ in $(seq 100); do grep -q '^apigate ready' "$WORK/apigate.out" && break; sleep 0.1; done
+gate_port=$(sed -n 's/^apigate ready listen=127.0.0.1:\([0-9]*\) .*/\1/p' "$WORK/apigate.out")
+[ -n "$gate_port" ] || { fail "apigate did not start"; cat "$WORK/apigate.log"; }
+# timed LABEL FLOOD(none|on) NAME: tother's no-op converge, with tdemo's flood at whatever its
+# attachment names; its seconds and what pvesim counted into $WORK/NAME.time and $WORK/NAME.json
+timed() {
+  local fp= t0 t1
+  sim faults '{"api_workers": 3, "latency_ms": 100}' >/dev/null || fail "pvesim: PVE's three workers"
+  if [ "$2" = on ]; then
+    "$WORK/probe" -phase apiflood -attachment "$LAB/attachments/tdemo.yml" -conns 32 >"$WORK/flood.out" 2>&1 & fp=$!
+    sleep 2
+  fi
+  t0=$(date +%s.%N)
+  play ok "tenant tother no-op, $1" -e tenant_file="$O" deevnet.tenant.tenant
+  t1=$(date +%s.%N)
+  sim api-workers >"$WORK/$3.json" || fail "pvesim: GET /_sim/api-workers"
+  [ -n "$fp" ] && { kill -TERM "$fp"; wait "$fp"; echo "test-adversary: $1: $(cat "$WORK/flood.out")"; }
+  "$VENV/bin/python" -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' "$t0" "$t1" >"$WORK/$3.time"
+}
+timed alone none alone
+timed "tdemo flooding the API" on flood
+cp "$LAB/attachments/tdemo.yml" "$WORK/tdemo-attachment.yml"
+gw="{\"substrate_api_gateway\": {\"api_host\": \"127.0.0.1\", \"api_port\": ${gate_port:-0}, \"ca_path\": \"$WORK/apigate.pem\"}}"
+play ok "onboard tdemo behind the API gate"  -e tenant_name=tdemo -e "$gw" deevnet.tenant.onboard
+play ok "onboard tother behind the API gate" -e tenant_name=tother -e "$gw" deevnet.tenant.onboard
+att_api=$("$VENV/bin/python" -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]))["tenant_attachment"]["pve"]["api_port"])' "$LAB/attachments/tother.yml")
+[ "$att_api" = "$gate_port" ] && echo "test-adversary: tother's attachment names the API gate (port $gate_port)" \
+  || fail "tother's attachment names API port $att_api, not the gate's $gate_port"
+timed "tdemo flooding the API through the gate" on gate
+sim faults '{"api_workers": 0, "latency_ms": 0}' >/dev/null || fail "pvesim: back to no queue"
+cp "$WORK/tdemo-attachment.yml" "$LAB/attachments/tdemo.yml"
+"$VENV/bin/python" - "$WORK" <<'PY' || fail "the API gate: tother's converge waits for PVE's workers under tdemo's flood"
+import json, sys
+work = sys.argv[1]
+def run(name):
+    st = json.load(open(f"{work}/{name}.json"))["data"]
+    calls = sum(n for u, n in st["calls"].items() if u != "tenant-tdemo@pve")
+    waited = sum(w for u, w in st["waited_seconds"].items() if u != "tenant-tdemo@pve")
+    return float(open(f"{work}/{name}.time").read()), calls, waited, st["calls"].get("tenant-tdemo@pve", 0)
+(ta, ca, wa, _), (tf, cf, wf, df), (tg, cg, wg, dg) = run("alone"), run("flood"), run("gate")
+print(f"test-adversary: the API: tother's no-op converge ({ca} calls of tother and the substrate) alone: {ta} s, its calls waited {wa:.1f} s for a worker;"
+      f" under tdemo's flood straight at the API ({df} of tdemo's calls served): {tf} s ({tf / ta:.2f}x), waited {wf:.1f} s;"
+      f" through the gate ({dg} served): {tg} s ({tg / ta:.2f}x), waited {wg:.1f} s")
+# the control: the flood must matter without the gate, else the check proves nothing
+if wf < wa + 5:
+    sys.exit(f"the flood straight at the API made tother's calls wait only {wf - wa:.1f} s more: it proves nothing")
+# through the gate tdemo holds one worker at most: tother's calls wait a tenth of what they did without it
+if wg > wa + (wf - wa) / 10:
+    sys.exit(f"through the gate tother's calls waited {wg:.1f} s (alone {wa:.1f} s, without the gate {wf:.1f} s)")
+PY
+grep -q 'refused: tenant tdemo is over its API rate\|refused: tenant tdemo has 1 API calls in flight' "$WORK/apigate.log" \
+  && echo "test-adversary: the gate's log names tdemo's refusals" || [ -n "${ADVERSARY_NO_API_GATE:-}" ] || fail "the gate's log names no refusal of tdemo"
 
 # The probes: tdemo's attachment, the other tenant as the registry has it, the site's bridge as
 # the inventory declares it.

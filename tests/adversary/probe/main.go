@@ -6,6 +6,7 @@
 // registry's other tenant by internal/plan, or read back from PVE with the tenant's own token.
 //
 //	probe -attachment DIR/attachments/tdemo.yml -other tother -other-index 2 -bridge vmbr0 [-tenant-ns 127.0.0.9]
+//	probe -attachment DIR/attachments/tdemo.yml -phase apiflood [-conns 24]   (until SIGTERM)
 //
 // Output: one line per probe, "ok   <name>: <outcome>" or "FAIL <name>: got ..., want ...",
 // then a summary; exit status 1 when any probe failed. No secret is printed.
@@ -16,6 +17,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 )
 
@@ -24,9 +27,26 @@ func main() {
 	other := flag.String("other", "", "another onboarded tenant's name (the registry's)")
 	otherIndex := flag.Int("other-index", 0, "that tenant's index")
 	bridge := flag.String("bridge", "", "the site's bridge (substrate_site.bridge)")
-	phase := flag.String("phase", "all", "all: every probe; swept: those after the substrate's sweep (exhaust.go)")
+	phase := flag.String("phase", "all", "all: every probe; swept: those after the substrate's sweep (exhaust.go); apiflood: the API flood (flood.go)")
+	conns := flag.Int("conns", 24, "apiflood: callers at once")
 	tenantNS := flag.String("tenant-ns", "", "the address of a delegation the substrate put in the tenant's zone (quota.go): the resolver must send it nothing")
 	flag.Parse()
+	if *phase == "apiflood" && *att != "" {
+		// until SIGTERM (run.sh stops it when the other tenant's converge ends) or 10 minutes
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		a, err := readAttachment(*att)
+		if err == nil {
+			err = flood(ctx, a, *conns)
+		}
+		cancel()
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "probe:", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	if *att == "" || *other == "" || *otherIndex == 0 || *bridge == "" || (*phase != "all" && *phase != "swept") {
 		fmt.Fprintln(os.Stderr, "usage: probe -attachment FILE -other NAME -other-index N -bridge BRIDGE [-phase all|swept]")
 		os.Exit(2)
