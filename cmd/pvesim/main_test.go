@@ -286,7 +286,7 @@ func TestCLIAsLVCreate(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
 		{"--type thin-pool -L 4G -n tenant-tblue tvg", `  Logical Volume "tenant-tblue" already exists in volume group "tvg"`},
 		// 2 GiB are left: 512 extents of 4 MiB
-		{"--type thin-pool -L 3G -n tenant-tred tvg", `  Volume group "tvg" has insufficient free space (512 extents): 768 required.`},
+		{"--type thin-pool -L 3G -n tenant-tred tvg", `  Volume group "tvg" has insufficient free space (512 extents): 768 required`},
 		{"--type thin-pool -L 1G -n tenant-tred data", `  Volume group "data" not found`},
 		{"-L 1G -n tenant-tred tvg", "usage: lvcreate --type thin-pool"},
 		{"--type thin-pool -L 1Q -n tenant-tred tvg", `lvcreate: -L "1Q": not a size`},

@@ -437,7 +437,7 @@ func (s *Server) SetDisks(node string, req DiskRequest) error {
 // lvcreateThin makes req's thin pool in its existing group (s.mu held), as lvm2's lvcreate does:
 // the pool takes its size out of the group's free space (vgFree), and refuses what lvm2 refuses
 // (lib/metadata/lv_manip.c: an existing name, insufficient free extents), with its messages
-// (lvm2 indents them by two spaces).
+// (lvm2 indents them by two spaces; the closing period is left off, as Go's errors are).
 func (s *Server) lvcreateThin(node string, req DiskRequest) error {
 	vg := s.st.disksOf(node).VGs[req.VG]
 	if vg.ThinPools[req.ThinPool] != nil {
@@ -449,7 +449,7 @@ func (s *Server) lvcreateThin(node string, req DiskRequest) error {
 	// lvcreate rounds the size up to whole extents
 	size := (*req.Size + lvmExtent - 1) / lvmExtent * lvmExtent
 	if free := s.vgFree(node, req.VG); free < size {
-		return fmt.Errorf("  Volume group %q has insufficient free space (%d extents): %d required.", req.VG, max(free, 0)/lvmExtent, size/lvmExtent)
+		return fmt.Errorf("  Volume group %q has insufficient free space (%d extents): %d required", req.VG, max(free, 0)/lvmExtent, size/lvmExtent)
 	}
 	vg.ThinPools[req.ThinPool] = &backing{Size: size}
 	return nil

@@ -355,14 +355,6 @@ func placement(m *ModuleOptions, nodes []string) (func(k int) string, error) {
 	}
 }
 
-// deref is *p, or "" for nil.
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 // handle is tenant_vm's handler.
 func handle(m *module.Module, o *ModuleOptions) (module.Result, error) {
 	want, err := declarationsOf(o)

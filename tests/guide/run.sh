@@ -40,6 +40,10 @@ if [ "$rc" -ne 0 ]; then
   exit 1
 fi
 grep '^guide: ' "$WORK/guide.log"
+# every run from the tenant's repository finds its inventory (examples/tenant's ansible.cfg)
+if grep -n 'No inventory was parsed\|provided hosts list is empty' "$WORK/guide.log"; then
+  echo "guide: a run warned of no inventory (above)" >&2; exit 1
+fi
 echo "guide: wall time from the demo's start, by command:"
 sed 's/^/  /' "$WORK/times"
 # the first tenant's own converge: the guide's first `ansible-playbook site.yml`
