@@ -40,8 +40,8 @@ def _walk(value, spec, where, out):
     for key in value:
         if key not in options:
             close = difflib.get_close_matches(str(key), valid, n=3, cutoff=0.6)
-            hint = ('did you mean %s? ' % ' or '.join(close)) if close else ''
-            out.append('%s.%s: not a key of %s; %s(its keys: %s)' % (where, key, where, hint, ', '.join(valid)))
+            hint = ('; did you mean %s? ' % ' or '.join(close)) if close else ' '
+            out.append('%s.%s: not a key of %s%s(its keys: %s)' % (where, key, where, hint, ', '.join(valid)))
         else:
             _walk(value[key], options[key], '%s.%s' % (where, key), out)
 
