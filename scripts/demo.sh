@@ -7,7 +7,9 @@
 #                 (zone tn01, VNet tn01v0, VM tdemo-1 = 10.20.129.10, A + PTR records), then tother
 #                 (index 2) beside it, verify both (playbooks/verify.yml), which writes the site
 #                 report $DEMO_DIR/reports/mobile.deevnet.net.md (Mermaid topology + checks), and print
-#                 what was built and how to look at it. The lab keeps running for you to explore.
+#                 what was built and how to look at it. The lab keeps running for you to explore:
+#                 $DEMO_DIR/env.sh (source it) and the inventory $DEMO_DIR/inventory are what the
+#                 demo's own runs used, and what docs/first-tenant.md's commands name.
 #   down          stop what `up` started (by the PIDs it recorded) and keep the files.
 #   bench         `up`'s converge timed, then a no-op converge timed, with pvesim's request
 #                 counts for each; then `down`.
@@ -22,9 +24,11 @@ export ANSIBLE_COLLECTIONS_PATH=${ANSIBLE_COLLECTIONS_PATH:-$ROOT/.ansible/colle
 export MOLECULE_SCENARIO_NAME=demo   # the shared inventory derives lab_dir from it
 export ANSIBLE_FORCE_COLOR=0
 PLAYBOOK=${ANSIBLE_PLAYBOOK:-$ROOT/.venv/bin/ansible-playbook}
-INV=$ROOT/extensions/molecule/shared/inventory
-# the envelope guard on the lab's nodes (roles/substrate tasks/guard.yml), as on PVE nodes
-GUARD_INV=$ROOT/extensions/molecule/shared/guard
+SHARED=$ROOT/extensions/molecule/shared
+# The demo's inventory, one directory (written by inventory()): the lifecycle's (examples/substrate's
+# inventory with the lab's connection details, shared/inventory), the envelope guard and the thin
+# pools on the lab's nodes (shared/guard), and lab_dir, where the lab's file is.
+INV=$DIR/inventory
 ms(){ echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 build(){
@@ -36,13 +40,34 @@ stats(){ curl -sf --cacert "$DIR/pvesim-ca.pem" "$(url)/_sim/stats"; }
 reset_stats(){ curl -sf -X POST --cacert "$DIR/pvesim-ca.pem" "$(url)/_sim/stats/reset" >/dev/null; }
 url(){ sed -n 's/^pvesim_url: //p' "$DIR/substrate.yml"; }
 converge(){ # log file
-  "$PLAYBOOK" -i "$INV" -i "$GUARD_INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/converge-tdemo.yml" > "$1" 2>&1 \
+  "$PLAYBOOK" -i "$INV" "$SHARED/converge-tdemo.yml" > "$1" 2>&1 \
     || { tail -40 "$1"; echo "demo: converge failed, log $1" >&2; exit 1; }
   grep -E '^localhost +:' "$1" | tail -1
 }
 
+# inventory: $DIR/inventory, the demo's inventory as one directory of links (its group_vars and
+# host_vars at its root, where ansible reads them), and $DIR/env.sh, the environment of its runs.
+inventory(){
+  rm -rf "$DIR/inventory"; mkdir -p "$DIR/inventory"
+  local f
+  for f in 10-substrate.yml 20-lab.yml group_vars host_vars; do
+    ln -s "$(readlink -f "$SHARED/inventory/$f")" "$DIR/inventory/$f"
+  done
+  ln -s "$SHARED/guard/guard.yml" "$DIR/inventory/30-guard.yml"
+  printf -- '---\n# Written by scripts/demo.sh: where the lab keeps its file (shared/lab.sh).\nall:\n  vars:\n    lab_dir: %s\n' "$DIR" > "$DIR/inventory/40-demo.yml"
+  cat > "$DIR/env.sh" <<ENV
+# Written by scripts/demo.sh: the environment of the demo's ansible runs. Source it:  . $DIR/env.sh
+export DEMO_DIR=$(printf %q "$DIR")
+export DEMO_INVENTORY=$(printf %q "$INV")   # the substrate's inventory: ansible-playbook -i "\$DEMO_INVENTORY" ...
+export ANSIBLE_COLLECTIONS_PATH=$(printf %q "$ANSIBLE_COLLECTIONS_PATH")   # the collection the demo installed
+export PATH=$(printf %q "$(dirname "$PLAYBOOK")"):\$PATH   # ansible-playbook, ansible-doc of the demo's venv
+export ANSIBLE_FORCE_COLOR=0
+ENV
+}
+
 up(){
   build
+  inventory
   # with the DNS gateway (docs/adr/0017-dns-quota.md): tdemo's key is held to its DNS quota
   LAB_DNS_QUOTA=${LAB_DNS_QUOTA:-1} "$LAB" up "$DIR"
   reset_stats
@@ -57,9 +82,9 @@ report_path(){ sed -n 's/.*"msg": "site report: \([^ ]*\) .*/\1/p' "$DIR/verify.
 
 # tother beside tdemo, then verify both: verify.yml writes the site report.
 report(){
-  "$PLAYBOOK" -i "$INV" -i "$GUARD_INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/converge-tother.yml" > "$DIR/converge-tother.log" 2>&1 \
+  "$PLAYBOOK" -i "$INV" "$SHARED/converge-tother.yml" > "$DIR/converge-tother.log" 2>&1 \
     || { tail -40 "$DIR/converge-tother.log"; echo "demo: converge of tother failed, log $DIR/converge-tother.log" >&2; exit 1; }
-  "$PLAYBOOK" -i "$INV" -i "$GUARD_INV" -e lab_dir="$DIR" "$ROOT/extensions/molecule/shared/verify-both.yml" > "$DIR/verify.log" 2>&1 \
+  "$PLAYBOOK" -i "$INV" "$SHARED/verify-both.yml" > "$DIR/verify.log" 2>&1 \
     || { tail -40 "$DIR/verify.log"; echo "demo: verify failed (the report says which check), log $DIR/verify.log" >&2; exit 1; }
 }
 
@@ -86,12 +111,15 @@ Look at it:
 Site report (tdemo + tother, read back from pvesim and the resolver, with every check's outcome):
   $(report_path)
   (Markdown + Mermaid: GitHub/GitLab draw it; tests/report/render.sh draws it to PNG with Chromium)
-Stop it: scripts/demo.sh down
+Next, a tenant of your own on this substrate: docs/first-tenant.md, which starts with
+  . $DIR/env.sh
+Stop it: $( [ "$DIR" = /tmp/dvt-demo ] || printf 'DEMO_DIR=%q ' "$DIR")$ROOT/scripts/demo.sh down
 TXT
 }
 
 bench(){
   build
+  inventory
   "$LAB" up "$DIR"
   trap '"$LAB" down "$DIR"' EXIT
   reset_stats

@@ -21,6 +21,11 @@ func main() {
 	if filepath.Base(os.Args[0]) == "pvesh" {
 		os.Exit(pvesh.Main(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 	}
+	// Called as lvcreate: the node $PVESIM_NODE's lvcreate, which makes a tenant's thin pool in the
+	// node's volume group (the hypervisor play's one LVM call; the lab puts it on the nodes' PATH).
+	if filepath.Base(os.Args[0]) == "lvcreate" {
+		os.Exit(pvesh.LVCreate(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	}
 	fs := flag.NewFlagSet("pvesim", flag.ExitOnError)
 	listen := fs.String("listen", "127.0.0.1:8006", "loopback address to listen on (host:port; port 0 picks a free one)")
 	config := fs.String("config", "", "YAML config: nodes, storages, templates (default: one node dv02hyp002p02, template 9000)")
@@ -37,7 +42,7 @@ func main() {
 	reloadCmd := fs.String("reload-command", "", "after writing a node's files run PATH <node> <DIR/node> (no shell; needs\n--render-dir); exit 0 = reloaded, else the node's SDN status becomes error;\noutput goes to the apply task log. Without it reloads succeed unless a\nreload fault is injected (/_sim/faults reload_faults)")
 	reloadTimeout := fs.Duration("reload-timeout", 0, "time limit of one --reload-command run (default 2m)")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintf(fs.Output(), "Usage: pvesim [flags]\n\nProxmox VE 9 API simulator (API at <url>/api2/json; admin at /_sim/stats,\n/_sim/stats/reset, /_sim/reset, /_sim/faults, /_sim/nodes/<node>/files/<path>,\nPOST /_sim/nodes/<node>/offline and /_sim/nodes/<node>/online,\nGET /_sim/quorum, POST /_sim/qdevice/down and /_sim/qdevice/up,\nGET /_sim/api-workers).\n\nFlags:\n")
+		_, _ = fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])
@@ -95,6 +100,38 @@ func main() {
 		fail(fmt.Errorf("shutdown timed out"))
 	}
 }
+
+// usage lists the admin API beside the flags: what a test or the demo may call (no authentication;
+// loopback only), and the two commands this binary is when called by another name.
+const usage = `Usage: pvesim [flags]
+
+Proxmox VE 9 API simulator: the API at <url>/api2/json (API tokens only).
+
+Admin API (no authentication, loopback only; JSON bodies):
+  GET  /_sim/stats                      request counts by method, path and status
+  POST /_sim/stats/reset                zero them
+  POST /_sim/reset                      back to the start state
+  POST /_sim/faults                     {"faults", "task_faults", "reload_faults", "hold_sdn_lock_seconds",
+                                        "latency_ms", "task_duration_ms", "api_workers"}: injected failures and
+                                        delays, and PVE's pool of API workers (3 on a node; 0 queues nothing)
+  GET  /_sim/api-workers                the pool's size and, per user, its calls and the seconds they waited
+  GET  /_sim/nodes/<node>/files/<path>  a node's file as the last SDN apply wrote it (etc/network/interfaces.d/sdn,
+                                        etc/frr/frr.conf, etc/frr/daemons.pve)
+  POST /_sim/nodes/<node>/offline       {"reason", "since_seconds"}: the node leaves the membership
+  POST /_sim/nodes/<node>/online        {"boot"}: it is back (boot, the default, runs pve-sdn-commit)
+  POST /_sim/disks/<node>               a node's disks: {"vg", "vg_size"}, a thin pool {"vg", "thinpool", "size",
+                                        "used", "remove"} (made when missing, the group grown to hold it), or
+                                        {"vg", "thinpool", "size", "create": true} as lvcreate makes it (refused
+                                        without the free space), or a file system {"path", "size", "used"}
+  POST /_sim/privileges/drop            {"privileges"}: every role loses them, as on a PVE release without them
+  GET  /_sim/quorum                     corosync's votes and quorum
+  POST /_sim/qdevice/down, /up          the QDevice's host goes away, comes back
+
+Called as pvesh: a node's pvesh (PVESIM_URL, PVESIM_AUTH, PVESIM_CA). Called as lvcreate: the node
+PVESIM_NODE's lvcreate --type thin-pool -L <size> -n <name> <vg>.
+
+Flags:
+`
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "pvesim:", err)

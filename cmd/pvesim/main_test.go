@@ -241,3 +241,71 @@ func TestCLIAsPvesh(t *testing.T) {
 		t.Fatalf("no environment: %v %q", err, out)
 	}
 }
+
+// TestCLIAsLVCreate: the binary called as lvcreate makes a thin pool in the node's volume group
+// out of its free space, as lvm2 does, and refuses what lvm2 refuses (exit 5, lvm2's message); the
+// pool is then what PVE's API shows of the node (GET /nodes/{node}/disks/lvmthin).
+func TestCLIAsLVCreate(t *testing.T) {
+	dir := t.TempDir()
+	bin := pvesimBinary(t, dir)
+	cfgFile := filepath.Join(dir, "cfg.yml")
+	// the group: 10 GiB, of which the pool tdemo takes 4
+	if err := os.WriteFile(cfgFile, []byte("disks:\n  - {vg: tvg, thinpool: tenant-tdemo, size: 4294967296}\n  - {vg: tvg, vg_size: 10737418240}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokFile := filepath.Join(dir, "token.json")
+	cmd, _ := startBin(t, bin, "--listen", "127.0.0.1:0", "--config", cfgFile, "--ca-out", filepath.Join(dir, "ca.pem"), "--token-out", tokFile)
+	defer stopBin(t, cmd)
+	var tok struct {
+		Env map[string]string `json:"pvesh_env"`
+	}
+	b, _ := os.ReadFile(tokFile)
+	if err := json.Unmarshal(b, &tok); err != nil {
+		t.Fatalf("token file %s: %v", b, err)
+	}
+	for _, name := range []string{"lvcreate", "pvesh"} {
+		if err := os.Symlink(bin, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(name string, args ...string) (string, int) {
+		c := exec.Command(filepath.Join(dir, name), args...)
+		for k, v := range tok.Env {
+			c.Env = append(c.Env, k+"="+v)
+		}
+		c.Env = append(c.Env, "PVESIM_NODE=dv02hyp002p02")
+		out, _ := c.CombinedOutput()
+		return string(out), c.ProcessState.ExitCode()
+	}
+	if out, rc := run("lvcreate", "--type", "thin-pool", "-L", "4G", "-n", "tenant-tblue", "tvg"); rc != 0 || out != "  Logical volume \"tenant-tblue\" created.\n" {
+		t.Fatalf("lvcreate: %d %q", rc, out)
+	}
+	if out, rc := run("pvesh", "get", "/nodes/dv02hyp002p02/disks/lvmthin"); rc != 0 || !strings.Contains(out, `"lv":"tenant-tblue"`) {
+		t.Fatalf("the new pool is not what the API shows: %d %q", rc, out)
+	}
+	for _, c := range []struct{ args, want string }{
+		{"--type thin-pool -L 4G -n tenant-tblue tvg", `  Logical Volume "tenant-tblue" already exists in volume group "tvg"`},
+		// 2 GiB are left: 512 extents of 4 MiB
+		{"--type thin-pool -L 3G -n tenant-tred tvg", `  Volume group "tvg" has insufficient free space (512 extents): 768 required`},
+		{"--type thin-pool -L 1G -n tenant-tred data", `  Volume group "data" not found`},
+		{"-L 1G -n tenant-tred tvg", "usage: lvcreate --type thin-pool"},
+		{"--type thin-pool -L 1Q -n tenant-tred tvg", `lvcreate: -L "1Q": not a size`},
+	} {
+		if out, rc := run("lvcreate", strings.Fields(c.args)...); rc != 5 || !strings.Contains(out, c.want) {
+			t.Errorf("lvcreate %s: %d %q, want exit 5 and %q", c.args, rc, out, c.want)
+		}
+	}
+}
+
+// TestCLIHelpListsAdminAPI: --help lists every admin endpoint the server answers (admin.go).
+func TestCLIHelpListsAdminAPI(t *testing.T) {
+	bin := pvesimBinary(t, t.TempDir())
+	out, _ := exec.Command(bin, "--help").CombinedOutput()
+	for _, ep := range []string{"/_sim/stats", "/_sim/stats/reset", "/_sim/reset", "/_sim/faults", "/_sim/nodes/<node>/files/<path>",
+		"/_sim/nodes/<node>/offline", "/_sim/nodes/<node>/online", "/_sim/disks/<node>", "/_sim/quorum", "/_sim/qdevice/down",
+		"/_sim/api-workers", "/_sim/privileges/drop", "Called as lvcreate", "-render-dir"} {
+		if !strings.Contains(string(out), ep) {
+			t.Errorf("pvesim --help does not list %s:\n%s", ep, out)
+		}
+	}
+}

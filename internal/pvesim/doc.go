@@ -95,6 +95,18 @@
 //	                          "reload_faults":[{"node":"dv02hyp002p02","nth":1,"message":"ifreload failed"}]}
 //	GET  /_sim/nodes/{node}/files/{path}  a node's running file as last applied (text; 404 if none):
 //	                          etc/network/interfaces.d/sdn, etc/frr/frr.conf, etc/frr/daemons.pve
+//	POST /_sim/nodes/{node}/offline  {"reason": "...", "since_seconds": N}: the node leaves the membership
+//	POST /_sim/nodes/{node}/online   {"boot": bool}: back (boot, the default, runs pve-sdn-commit)
+//	POST /_sim/disks/{node}  a node's disks (storagecap.go DiskRequest): {"vg","vg_size"}; a thin pool
+//	                          {"vg","thinpool","size","used","remove"} (made when missing, the group grown);
+//	                          {"vg","thinpool","size","create":true}, lvcreate's: out of the group's free
+//	                          space, refused as lvm2 refuses; a file system {"path","size","used"}
+//	GET  /_sim/quorum        corosync's votes and quorum (quorum.go)
+//	POST /_sim/qdevice/down, /_sim/qdevice/up  the QDevice's host goes away, comes back
+//
+// cmd/pvesim lists them in --help. Called as pvesh the binary is a node's pvesh (package pvesh);
+// called as lvcreate, the node $PVESIM_NODE's `lvcreate --type thin-pool -L <size> -n <pool> <vg>`
+// (pvesh.LVCreate), which the lab puts on the nodes' PATH for the hypervisor play's thin pools.
 //
 // SDN apply: PUT /cluster/sdn renders every node's files with package
 // sdnrender (byte for byte what PVE 9 writes) when the reloadnetworkall task

@@ -354,7 +354,10 @@ func (s *Server) nodeThinPools(r *reqCtx) (any, error) {
 // DiskRequest is POST /_sim/disks/{node}: a volume group's size ("vg", "vg_size"), a thin pool in
 // it ("thinpool", "size", "used": made when missing, the group grown to hold it) or a
 // directory's file system ("path", "size", "used"). A null field leaves the value as it is;
-// "remove": true takes the thin pool away.
+// "remove": true takes the thin pool away. "create": true is a node's
+// `lvcreate --type thin-pool -L <size> -n <thinpool> <vg>` (the lvcreate pvesim stands in for, cmd/pvesim):
+// refused as lvm2 refuses it, with its message, when the group is missing, the pool exists or
+// the group's free space is less than size; the group is never grown for it.
 type DiskRequest struct {
 	VG       string `json:"vg"`
 	VGSize   *int64 `json:"vg_size"`
@@ -363,6 +366,7 @@ type DiskRequest struct {
 	Size     *int64 `json:"size"`
 	Used     *int64 `json:"used"`
 	Remove   bool   `json:"remove"`
+	Create   bool   `json:"create"`
 }
 
 var lvNameRe = regexp.MustCompile(`^[a-zA-Z0-9+_.][a-zA-Z0-9+_.-]*$`)
@@ -398,6 +402,9 @@ func (s *Server) SetDisks(node string, req DiskRequest) error {
 			return fmt.Errorf("vg %q / thinpool %q: not LVM names", req.VG, req.ThinPool)
 		}
 		vg := d.VGs[req.VG]
+		if vg == nil && req.Create {
+			return fmt.Errorf("  Volume group %q not found", req.VG)
+		}
 		if vg == nil {
 			vg = &volGroup{ThinPools: map[string]*backing{}}
 			d.VGs[req.VG] = vg
@@ -412,6 +419,9 @@ func (s *Server) SetDisks(node string, req DiskRequest) error {
 			delete(vg.ThinPools, req.ThinPool)
 			return nil
 		}
+		if req.Create {
+			return s.lvcreateThin(node, req)
+		}
 		if vg.ThinPools[req.ThinPool] == nil {
 			vg.ThinPools[req.ThinPool] = &backing{}
 		}
@@ -422,6 +432,27 @@ func (s *Server) SetDisks(node string, req DiskRequest) error {
 		return nil
 	}
 	return fmt.Errorf("give vg (with thinpool) or path")
+}
+
+// lvcreateThin makes req's thin pool in its existing group (s.mu held), as lvm2's lvcreate does:
+// the pool takes its size out of the group's free space (vgFree), and refuses what lvm2 refuses
+// (lib/metadata/lv_manip.c: an existing name, insufficient free extents), with its messages
+// (lvm2 indents them by two spaces; the closing period is left off, as Go's errors are).
+func (s *Server) lvcreateThin(node string, req DiskRequest) error {
+	vg := s.st.disksOf(node).VGs[req.VG]
+	if vg.ThinPools[req.ThinPool] != nil {
+		return fmt.Errorf("  Logical Volume %q already exists in volume group %q", req.ThinPool, req.VG)
+	}
+	if req.Size == nil || *req.Size <= 0 || req.Used != nil {
+		return fmt.Errorf("create: give size (bytes, above 0) and no used")
+	}
+	// lvcreate rounds the size up to whole extents
+	size := (*req.Size + lvmExtent - 1) / lvmExtent * lvmExtent
+	if free := s.vgFree(node, req.VG); free < size {
+		return fmt.Errorf("  Volume group %q has insufficient free space (%d extents): %d required", req.VG, max(free, 0)/lvmExtent, size/lvmExtent)
+	}
+	vg.ThinPools[req.ThinPool] = &backing{Size: size}
+	return nil
 }
 
 func (s *Server) serveDisks(w http.ResponseWriter, r *http.Request, node string, reply func(any)) {

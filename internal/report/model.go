@@ -181,6 +181,8 @@ type View struct {
 	SiteChecks  []Check // checks of the site rather than one tenant: the data plane
 	Resolver    string  // where the records were read, host:port
 	GeneratedAt string
+	// GeneratedBy is the playbook that wrote the report (deevnet.tenant.verify or deevnet.tenant.report).
+	GeneratedBy string
 }
 
 // Build plans each tenant and matches the read-back substrate and records against the plan.

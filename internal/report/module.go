@@ -33,6 +33,7 @@ type Options struct {
 	SiteChecks  []Check          `opt:"site_checks"`
 	Resolver    *ResolverOptions `opt:"resolver"`
 	GeneratedAt string           `opt:"generated_at"`
+	GeneratedBy string           `opt:"generated_by"`
 }
 
 // ResolverOptions say where the report resolves the tenants' records.
@@ -66,6 +67,8 @@ func spec() module.Spec {
 				"port":   {Type: module.TypeInt, Default: 53},
 			}},
 			"generated_at": {Type: module.TypeStr},
+			// the playbook that asked for the report, named in its first line
+			"generated_by": {Type: module.TypeStr, Default: "deevnet.tenant.verify"},
 		}),
 		SupportsCheckMode: true,
 	}
@@ -112,7 +115,7 @@ func handle(m *module.Module, o *Options) (module.Result, error) {
 	}
 	view.SiteChecks = o.SiteChecks
 	view.Resolver = resolverAt
-	view.GeneratedAt = o.GeneratedAt
+	view.GeneratedAt, view.GeneratedBy = o.GeneratedAt, o.GeneratedBy
 	if view.GeneratedAt == "" {
 		view.GeneratedAt = time.Now().UTC().Format(time.RFC3339)
 	}

@@ -367,3 +367,21 @@ func TestEnvelopeUseShowsInTableAndPicture(t *testing.T) {
 	wantIn(t, "report", md, "| envelope (pool tenant-tdemo) | 2 VMs, 4 vCPUs, 4096 MiB, 8 GiB | **"+over+" (OVER)** |")
 	wantIn(t, "mermaid", mermaidOf(t, md), `t0_env["envelope 2 VMs, 4 vCPUs, 4096 MiB, 8 GiB<br/>`+over+`"]:::bad`)
 }
+
+// TestReportNamesThePlaybookThatWroteIt: generated_by names the playbook in the report's first
+// line (deevnet.tenant.report's report said it was verify's); verify's by default.
+func TestReportNamesThePlaybookThatWroteIt(t *testing.T) {
+	l := newLab(t)
+	_, md := l.report(false, tdemo(passed))
+	wantIn(t, "default", md, "Generated 2026-12-01T04:00:02Z by `deevnet.tenant.verify` from")
+	args := l.conn()
+	args["tenants"] = []any{tdemo(passed)}
+	args["generated_at"] = "2026-12-01T04:00:02Z"
+	args["generated_by"] = "deevnet.tenant.report"
+	res, code := moduletest.Execute(t, report.Module(), args)
+	if code != 0 {
+		t.Fatalf("substrate_report failed: %v", res)
+	}
+	md, _ = res["report"].(string)
+	wantIn(t, "generated_by", md, "Generated 2026-12-01T04:00:02Z by `deevnet.tenant.report` from")
+}

@@ -11,8 +11,12 @@ func Markdown(v View) string {
 	var b strings.Builder
 	total, failed := v.Counts()
 	fmt.Fprintf(&b, "# Substrate report: %s\n\n", md(v.Site.Zone))
-	fmt.Fprintf(&b, "Generated %s by `deevnet.tenant.verify` from what the Proxmox VE API and the resolver (%s) answered: "+
-		"read back, not taken from the declarations.\n\n", md(v.GeneratedAt), md(orNone(v.Resolver)))
+	by := v.GeneratedBy
+	if by == "" {
+		by = "deevnet.tenant.verify"
+	}
+	fmt.Fprintf(&b, "Generated %s by `%s` from what the Proxmox VE API and the resolver (%s) answered: "+
+		"read back, not taken from the declarations.\n\n", md(v.GeneratedAt), md(by), md(orNone(v.Resolver)))
 	switch {
 	case total == 0:
 		b.WriteString("**No check has run yet.**\n\n")

@@ -1,8 +1,10 @@
 package vm
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,9 +47,11 @@ type ModuleOptions struct {
 
 // Settings are the options a VM entry may set for itself; nil is "not given".
 type Settings struct {
-	Cores    *int    `opt:"cores"`
-	Memory   *int    `opt:"memory"`
-	Disk     *string `opt:"disk"`
+	Cores  *int `opt:"cores"`
+	Memory *int `opt:"memory"`
+	// Disk is a size with a unit ("20G", PVE's form) or a whole number of GiB (20, the tenant
+	// contract's tenant.vms.disk): raw, so that a number is not turned into the string "20".
+	Disk     *any    `opt:"disk"`
 	Template *string `opt:"template"`
 	State    *string `opt:"state"`
 }
@@ -84,7 +88,7 @@ func spec() module.Spec {
 		"index":    {Type: module.TypeInt},
 		"cores":    {Type: module.TypeInt},
 		"memory":   {Type: module.TypeInt},
-		"disk":     {Type: module.TypeStr},
+		"disk":     {Type: module.TypeRaw},
 		"template": {Type: module.TypeStr},
 		"state":    {Type: module.TypeStr, Choices: stateChoices},
 		"vnet":     {Type: module.TypeInt},
@@ -99,7 +103,7 @@ func spec() module.Spec {
 			"state":       {Type: module.TypeStr, Default: "started", Choices: stateChoices},
 			"cores":       {Type: module.TypeInt},
 			"memory":      {Type: module.TypeInt},
-			"disk":        {Type: module.TypeStr},
+			"disk":        {Type: module.TypeRaw},
 			"template":    {Type: module.TypeStr},
 			"node":        {Type: module.TypeStr},
 			"placement":   {Type: module.TypeStr, Default: "first", Choices: []any{"first", "spread"}},
@@ -271,17 +275,49 @@ func (d *Desired) settle(set Settings) error {
 	if set.Template != nil {
 		d.Template = *set.Template
 	}
-	if v := deref(set.Disk); v != "" {
-		n, err := ParseSize(v)
+	if set.Disk != nil {
+		n, err := diskBytes(*set.Disk)
 		if err != nil {
-			return fmt.Errorf("VM %s: disk: %w", d.Name, err)
-		}
-		if n < 1<<20 {
-			return fmt.Errorf("VM %s: disk %q: give a size with a unit, e.g. 20G", d.Name, v)
+			return fmt.Errorf("VM %s: %w", d.Name, err)
 		}
 		d.Disk = n
 	}
 	return nil
+}
+
+// diskBytes reads disk: a whole number is GiB (the tenant contract's tenant.vms.disk), a string a
+// size with a unit as PVE writes it ("20G"); a string without a unit is refused, not read as bytes.
+func diskBytes(v any) (int64, error) {
+	switch x := v.(type) {
+	case nil:
+		return 0, nil
+	case string:
+		if x == "" {
+			return 0, nil
+		}
+		n, err := ParseSize(x)
+		if err != nil {
+			return 0, fmt.Errorf("disk: %w", err)
+		}
+		if n < 1<<20 {
+			return 0, fmt.Errorf("disk %q: give a size with a unit, e.g. \"20G\", or a whole number of GiB, e.g. 20", x)
+		}
+		return n, nil
+	case json.Number:
+		g, err := strconv.ParseInt(x.String(), 10, 64)
+		if err != nil || g < 1 || g > 1<<20 {
+			return 0, fmt.Errorf("disk %s: a number is GiB, a whole number from 1 to 1048576 (or give a size with a unit, e.g. \"20G\")", x)
+		}
+		return g << 30, nil
+	case int:
+		return diskBytes(json.Number(strconv.Itoa(x)))
+	case int64:
+		return diskBytes(json.Number(strconv.FormatInt(x, 10)))
+	case float64:
+		return diskBytes(json.Number(strconv.FormatFloat(x, 'f', -1, 64)))
+	default:
+		return 0, fmt.Errorf("disk: a %T; give a whole number of GiB (20) or a size with a unit (\"20G\")", v)
+	}
 }
 
 // placement returns the node a new VM k is cloned on. "first" (the default): O(node), else the
@@ -317,14 +353,6 @@ func placement(m *ModuleOptions, nodes []string) (func(k int) string, error) {
 		}
 		return func(int) string { return node }, nil
 	}
-}
-
-// deref is *p, or "" for nil.
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // handle is tenant_vm's handler.

@@ -292,6 +292,9 @@ func TestRefusalsBeforeAnyWrite(t *testing.T) {
 		{"storage on a linked clone", nil, map[string]any{"storage": "local-lvm"}, "only allowed with full: true"},
 		{"owner tag of another tenant", nil, map[string]any{"tags": []any{"web", "tenant-tother"}}, "tenant- tags are reserved"},
 		{"disk without a unit", nil, map[string]any{"disk": "20"}, `disk "20": give a size with a unit`},
+		{"disk of 0 GiB", nil, map[string]any{"disk": 0}, "disk 0: a number is GiB, a whole number from 1"},
+		{"disk of 2.5 GiB", nil, map[string]any{"disk": 2.5}, "disk 2.5: a number is GiB"},
+		{"disk a list", nil, map[string]any{"disk": []any{"8G"}}, "give a whole number of GiB (20) or a size with a unit"},
 		{"index 0", nil, map[string]any{"index": 0}, "index"},
 		{"parallel out of range", nil, map[string]any{"parallel": 64}, "parallel 64: must be in 1..16"},
 		{"unowned vmid", func(e *simEnv) {
@@ -592,4 +595,27 @@ func toStrings(v any) []string {
 		out = append(out, fmt.Sprint(x))
 	}
 	return out
+}
+
+// TestDiskInGiBAsTheContractGivesIt: disk 8 (the tenant contract's integer GiB) is the disk "8G" is:
+// the same VM, and a run with the other form changes nothing.
+func TestDiskInGiBAsTheContractGivesIt(t *testing.T) {
+	e := newSim(t)
+	args := map[string]any{}
+	for k, v := range tdemo {
+		args[k] = v
+	}
+	args["disk"] = 8
+	res, code := e.run(args, false, false)
+	if code != 0 || res["changed"] != true {
+		t.Fatalf("disk 8: code %d, %v", code, res)
+	}
+	if vms := vmsOf(t, res); len(vms) != 1 || !strings.Contains(fmt.Sprint(vms[0]["changes"]), "map[after:8G before:3G key:disk]") {
+		t.Fatalf("disk 8: vms %v, want the disk grown to 8G", res["vms"])
+	}
+	e.srv.ResetStats()
+	res, code = e.run(tdemo, false, false) // "8G"
+	if code != 0 || res["changed"] != false || e.srv.Stats().Writes != 0 {
+		t.Fatalf("disk \"8G\" after disk 8: code %d, changed %v, %d writes", code, res["changed"], e.srv.Stats().Writes)
+	}
 }

@@ -122,6 +122,11 @@ options:
   generated_at:
     description: The time written as the report's date; the module's clock (UTC) when not given.
     type: str
+  generated_by:
+    description: The playbook named in the report's first line as the one that wrote it.
+    type: str
+    default: deevnet.tenant.verify
+    version_added: 0.3.0
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
   - deevnet.tenant.read_only

@@ -101,8 +101,8 @@ options:
         description: Memory in MiB; defaults to the module-level O(memory).
         type: int
       disk:
-        description: Size of the boot disk, for example C(20G); defaults to the module-level O(disk).
-        type: str
+        description: Size of the boot disk, C(20G) or a whole number of GiB (C(20)); defaults to the module-level O(disk).
+        type: raw
       template:
         description: Template to clone; defaults to the module-level O(template).
         type: str
@@ -138,8 +138,10 @@ options:
   disk:
     description:
       - Size of the boot disk (the first non-CD, non-cloud-init disk in scsi, virtio, sata, ide
-        order), for example C(20G). Disks only grow; a larger disk is left alone with a warning.
-    type: str
+        order), a size with a unit as PVE writes it (C(20G)) or a whole number of GiB (C(20), the tenant
+        contract's C(tenant.vms.disk)); a string without a unit is refused. Disks only grow; a larger disk
+        is left alone with a warning.
+    type: raw
   template:
     description:
       - Template to clone, by vmid (C(9000)) or by name (C(debian-12-genericcloud)). Required for

@@ -65,6 +65,10 @@ fi
 exec -a pvesh $(printf %q "$PVESIM") "\$@"
 SH
   chmod 0700 "$DIR/bin/pvesh"
+  # and its lvcreate (a tenant's thin pool in the node's volume group; the node is PVESIM_NODE,
+  # roles/substrate tasks/thinpool.yml), from pvesim's namespace too
+  sed 's/exec -a pvesh/exec -a lvcreate/g' "$DIR/bin/pvesh" > "$DIR/bin/lvcreate"
+  chmod 0700 "$DIR/bin/lvcreate"
   curl -sf --cacert "$DIR/pvesim-ca.pem" "https://127.0.0.1:$port/_sim/stats" >/dev/null || { echo "lab: pvesim does not answer" >&2; down; exit 1; }
   # DNS: no tenant zones; the lifecycle's tenants get their zones and keys from onboarding.
   # LAB_DNS_QUOTA=1 (make test-adversary; docs/adr/0017-dns-quota.md): the DNS gateway in front of
