@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """extract.py DOC: the commands of DOC's ```sh guide blocks, as one bash script for tests/guide/run.sh.
 
 A block opens with a line ```sh guide, optionally followed by expect="REGEX" (its commands' output
