@@ -49,6 +49,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		reply(s.Quorum())
 	case "GET /_sim/stats":
 		reply(s.Stats())
+	case "GET /_sim/writes":
+		s.serveWrites(w, r, reply) // the accepted writes by object, after ?since=N (writelog.go)
 	case "POST /_sim/stats/reset":
 		s.ResetStats()
 		reply(nil)
