@@ -82,7 +82,7 @@
 // Admin endpoints (no authentication; loopback only):
 //
 //	GET  /_sim/stats         {"data":{"requests":{"GET /cluster/sdn/zones":3,...},"writes":N,"writes_accepted":M}}
-//	GET  /_sim/writes?since=N  {"data":{"seq":LAST,"writes":[{"seq","time","method","route","path","vars","params","username"}...]}}
+//	GET  /_sim/writes?since=N  {"data":{"seq":LAST,"writes":[{"seq","time","method","route","path","vars","params","ids","username"}...]}}
 //	POST /_sim/stats/reset
 //	POST /_sim/reset         back to the configured cluster (also clears stats and faults)
 //	POST /_sim/faults        {"faults":[{"method":"POST","path":"/nodes/{node}/qemu/{vmid}/clone","nth":1,"status":500,"message":"..."}],

@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -11,6 +12,14 @@ import (
 // make test-plan (tests/plan) compares it with what a playbook's check mode predicted; the counters
 // in Stats say how many writes a route took, not which object they changed. Parameter values are
 // not kept: a write may carry a secret (a token's, a password), and the log is served unauthenticated.
+
+// idParams are the parameters that name an object rather than set it: their values are logged (a
+// POST to a collection names its new member only in them, e.g. POST /pools poolid=tenant-a).
+var idParams = map[string]bool{
+	"vmid": true, "newid": true, "poolid": true, "userid": true, "tokenid": true, "groupid": true,
+	"roleid": true, "vnet": true, "zone": true, "subnet": true, "id": true, "name": true,
+	"path": true, "storage": true, "hookscript": true, "target": true, "node": true, "type": true,
+}
 
 // writeLogCap bounds the log of a long-running simulator (the demo): the oldest entries go first.
 const writeLogCap = 20000
@@ -24,6 +33,7 @@ type WriteRecord struct {
 	Path     string            `json:"path"`     // the object: /nodes/dv02hyp002p02/qemu/10101/config
 	Vars     map[string]string `json:"vars"`     // the path's variables by name
 	Params   []string          `json:"params"`   // the names of the parameters sent, sorted
+	IDs      map[string]string `json:"ids"`      // the values of those that name an object (idParams)
 	Username string            `json:"username"` // who made it (user or user!token)
 }
 
@@ -36,8 +46,12 @@ type writeLog struct {
 // recordWriteLocked appends an accepted write; the caller holds s.mu.
 func (s *Server) recordWriteLocked(rc *reqCtx) {
 	names := make([]string, 0, len(rc.params))
-	for k := range rc.params {
+	ids := map[string]string{}
+	for k, v := range rc.params {
 		names = append(names, k)
+		if idParams[k] {
+			ids[k] = fmt.Sprint(v)
+		}
 	}
 	sort.Strings(names)
 	vars := make(map[string]string, len(rc.vars))
@@ -47,7 +61,7 @@ func (s *Server) recordWriteLocked(rc *reqCtx) {
 	s.wlog.seq++
 	s.wlog.entries = append(s.wlog.entries, WriteRecord{
 		Seq: s.wlog.seq, Time: float64(time.Now().UnixNano()) / 1e9, Method: rc.method, Route: rc.template,
-		Path: rc.path, Vars: vars, Params: names, Username: rc.who.String(),
+		Path: rc.path, Vars: vars, Params: names, IDs: ids, Username: rc.who.String(),
 	})
 	if n := len(s.wlog.entries); n > writeLogCap {
 		s.wlog.entries = append([]WriteRecord(nil), s.wlog.entries[n-writeLogCap:]...)

@@ -41,7 +41,7 @@ func TestWriteLog(t *testing.T) {
 		t.Fatalf("seq %d (from %d), writes %+v", seq, seq0, ws)
 	}
 	if ws[0].Method != "POST" || ws[0].Route != "/pools" || ws[0].Path != "/pools" || !reflect.DeepEqual(ws[0].Params, []string{"comment", "poolid"}) ||
-		ws[0].Username != "root@pam!sim" || ws[0].Time <= 0 {
+		ws[0].IDs["poolid"] != "tenant-a" || len(ws[0].IDs) != 1 || ws[0].Username != "root@pam!sim" || ws[0].Time <= 0 {
 		t.Fatalf("first write %+v", ws[0])
 	}
 	if ws[1].Route != "/pools/{poolid}" || ws[1].Path != "/pools/tenant-a" || ws[1].Vars["poolid"] != "tenant-a" {
