@@ -19,6 +19,7 @@ var idParams = map[string]bool{
 	"vmid": true, "newid": true, "poolid": true, "userid": true, "tokenid": true, "groupid": true,
 	"roleid": true, "vnet": true, "zone": true, "subnet": true, "id": true, "name": true,
 	"path": true, "storage": true, "hookscript": true, "target": true, "node": true, "type": true,
+	"controller": true, "fabric": true,
 }
 
 // writeLogCap bounds the log of a long-running simulator (the demo): the oldest entries go first.

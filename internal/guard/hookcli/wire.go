@@ -179,6 +179,15 @@ func wireRun(o options, started []int) error {
 	if !loaded && len(changes) == 0 {
 		changes = append(changes, fmt.Sprintf("table bridge %s not in the kernel: loaded again", wire.Table))
 	}
+	if len(changes) == 0 {
+		// the rules differ with no port's line changed (the node's first table, a new release's
+		// rules): said, so check mode names the write too
+		was := "different"
+		if len(old) == 0 {
+			was = "absent"
+		}
+		changes = append(changes, fmt.Sprintf("table %s rewritten (it was %s)", o.wireFile, was))
+	}
 	if !o.check {
 		if err := loadWire(o, script); err != nil {
 			return fmt.Errorf("wire on %s: %w", node, err)
