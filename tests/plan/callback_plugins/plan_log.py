@@ -177,7 +177,9 @@ class CallbackModule(CallbackBase):
             # a file task's dest or path, a command's output
             'shows': json.dumps([v.get(k) for x in [r] + [i for i in r.get('results', []) if isinstance(i, dict)]
                                  for v in (x, (x.get('invocation') or {}).get('module_args') or {}) if isinstance(v, dict)
-                                 for k in ('dest', 'path', 'stdout') if v.get(k)], default=str),
+                                 for k in ('dest', 'path', 'stdout', 'msg') if v.get(k)]
+                                + [v for k, v in (result._task.args or {}).items()
+                                   if k in ('dest', 'path') and isinstance(v, str) and '{{' not in v], default=str),
             'items_changed': sum(1 for i in r.get('results', []) if isinstance(i, dict) and i.get('changed')),
         })
 
