@@ -6,7 +6,8 @@
 #                    made while it ran (pvesim's GET /_sim/writes, the DNS objects, the lab's files), and
 #                    tests/plan/compare.py fails on any write check mode did not show as a changed task naming
 #                    its object, and on any change it showed that the run did not make, printing both sides.
-#                    Scenarios: a new tenant (onboard, fabric, tenant), a change to it, token rotation, destroy.
+#                    Scenarios: a new tenant (onboard, fabric, tenant), a change to it, token rotation, the takeover of
+#                    Terraform's tdemo (tests/takeover; template and VM made before the guard).
 #
 # pvesim's write log (internal/pvesim/writelog.go) is tested with `go test ./...`.
 

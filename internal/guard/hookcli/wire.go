@@ -229,6 +229,15 @@ func nodeState(o options) (guard.File, []guard.Resource, string, error) {
 	if err != nil {
 		return guard.File{}, nil, "", err
 	}
+	if o.joining != "" {
+		// check mode's plan of a takeover, as for the sweep: the VMs this run puts into a pool
+		if !o.check {
+			return guard.File{}, nil, "", errors.New("-joining: only with -check (a real run reads the pools as they are)")
+		}
+		if err := joinPools(res, o.joining); err != nil {
+			return guard.File{}, nil, "", err
+		}
+	}
 	node, err := nodeName(o)
 	return f, res, node, err
 }
