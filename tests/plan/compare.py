@@ -29,6 +29,7 @@ def load(path):
 
 
 SDN_APPLY = ('/cluster/sdn', '/cluster/sdn/lock')
+WIRE_TABLE = re.compile(r'^nodes/([^/]+)/.*/wire\.nft$')
 SDN_RENDERED = re.compile(r'^nodes/[^/]+/etc/(frr|network)(/|$)')
 
 
@@ -54,6 +55,10 @@ def describe(w):
     if kind == 'dns':
         name = obj.split()[1]
         return line, [name, name.rstrip('.')]
+    m = WIRE_TABLE.match(obj)
+    if m:
+        # the node's wire table: the guard's wire names it by its node, one line per port it changes
+        return line, [os.path.basename(obj), 'wire on %s' % m.group(1)]
     return line, [os.path.basename(obj.rstrip('/'))]
 
 

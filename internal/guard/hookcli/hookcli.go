@@ -38,7 +38,10 @@ type options struct {
 	// joining (sweep, wire, contain; with -check only): VMID=POOL,... the VMs this run puts into a tenant's pool
 	// (tenant_vm's adopt), swept as that pool's: check mode shows the hookscript the real run's
 	// sweep sets once they are in it
-	joining        string
+	joining string
+	// joiningVNets (wire, with -check only): VNET=POOL,... the VNets this run marks as the tenant's
+	// (tenant_vrf's adopt sets the alias Terraform's VNet lacks)
+	joiningVNets   string
 	stdout, stderr io.Writer
 }
 
@@ -67,6 +70,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.check, "check", false, "sweep: report what would change, change nothing")
 	fs.IntVar(&o.template, "template", 0, "sweep: also set the hookscript on this template (the one the tenants clone)")
 	fs.StringVar(&o.joining, "joining", "", "sweep, wire, contain with -check: VMID=POOL,... VMs this run puts into a tenant's pool, counted as its members")
+	fs.StringVar(&o.joiningVNets, "joining-vnets", "", "wire with -check: VNET=POOL,... VNets this run marks as the tenant's")
 	fs.StringVar(&o.away, "away", "", "sweep: nodes to leave alone, comma-separated (the substrate's maintenance list)")
 	fs.StringVar(&o.node, "node", "", "contain, wire, watch: this node's name in PVE (default: the host name up to its first dot, as PVE's nodename)")
 	fs.StringVar(&o.nft, "nft", "nft", "wire, watch: the nft command that loads the table ('': only write -wire-file)")

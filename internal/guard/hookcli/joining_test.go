@@ -50,6 +50,17 @@ func TestSweepJoiningShowsTheVMThisRunTakesOver(t *testing.T) {
 	if out := wire("-check", "-joining", "10101=tenant-tdemo", "wire"); !strings.Contains(out, "+ tenant tdemo: VM 10101 net0 on tn01v0") {
 		t.Fatalf("wire -check -joining: %q", out)
 	}
+	// Terraform's VNet has no alias yet: the takeover marks it in this run (-joining-vnets)
+	answer("/cluster/sdn/vnets", []map[string]any{{"vnet": "tn01v0", "zone": "tn01"}})
+	if out := wire("-check", "-joining", "10101=tenant-tdemo", "wire"); strings.Contains(out, "+ tenant tdemo: VM 10101") {
+		t.Fatalf("wire -check, an unmarked VNet, without -joining-vnets: %q", out)
+	}
+	if out := wire("-check", "-joining", "10101=tenant-tdemo", "-joining-vnets", "tn01v0=tenant-tdemo", "wire"); !strings.Contains(out, "+ tenant tdemo: VM 10101 net0 on tn01v0") {
+		t.Fatalf("wire -check -joining-vnets: %q", out)
+	}
+	if _, errOut, rc := p02.guard(t, envelopes, "-nft=", "-wire-file", file, "-joining-vnets", "tn01v0=tenant-tdemo", "wire"); rc != 1 || !strings.Contains(errOut, "-joining-vnets: only with -check") {
+		t.Fatalf("a real wire with -joining-vnets: rc %d, %q", rc, errOut)
+	}
 	if out := wire("-check", "wire"); strings.Contains(out, "10101") {
 		t.Fatalf("wire -check without -joining names 10101: %q", out)
 	}
