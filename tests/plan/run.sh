@@ -107,7 +107,9 @@ for s in "${SCENARIOS[@]}"; do
     takeover)
       # Terraform's tdemo (tests/takeover): its VM 10101 made without the guard, its zones, key and
       # records; the template 9000 made before the guard (no hookscript)
+      # a fresh lab: lab.sh up keeps the nodes' directories, where the earlier scenarios installed the guard
       "$ROOT/extensions/molecule/shared/lab.sh" down "$LAB" >/dev/null 2>&1
+      rm -rf "$LAB/nodes"
       lab_up; ok=1
       py "$ROOT/tests/takeover/replay.py" "$ROOT/tests/takeover/terraform-tdemo.json" "$SIM" "$CA" "$LAB/pvesim-token.json" || exit 1
       for z in tdemo.mobile.deevnet.net 129.20.10.in-addr.arpa; do
