@@ -53,6 +53,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		reply(s.Stats())
 	case "POST /_sim/privileges/drop":
 		s.serveDropPrivileges(w, r, reply) // privknob.go
+	case "GET /_sim/writes":
+		s.serveWrites(w, r, reply) // the accepted writes by object, after ?since=N (writelog.go)
 	case "POST /_sim/stats/reset":
 		s.ResetStats()
 		reply(nil)

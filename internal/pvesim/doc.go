@@ -86,6 +86,7 @@
 // Admin endpoints (no authentication; loopback only):
 //
 //	GET  /_sim/stats         {"data":{"requests":{"GET /cluster/sdn/zones":3,...},"writes":N,"writes_accepted":M}}
+//	GET  /_sim/writes?since=N  {"data":{"seq":LAST,"writes":[{"seq","time","method","route","path","vars","params","ids","username"}...]}}
 //	POST /_sim/stats/reset
 //	POST /_sim/reset         back to the configured cluster (also clears stats and faults)
 //	POST /_sim/privileges/drop {"privileges":["VM.Migrate"]}  every role without them, as a PVE release lacking them (privknob.go)

@@ -67,6 +67,7 @@ type Server struct {
 	st         *state
 	rng        *rand.Rand
 	stats      Stats
+	wlog       writeLog // the accepted writes by object (writelog.go)
 	faults     []*Fault
 	taskFaults []*TaskFault
 	// reloadFaults fail a node's network reload after SDN apply.
@@ -546,6 +547,7 @@ func (s *Server) serveAPI(r *http.Request, path string) (any, error) {
 	if err == nil && isWrite {
 		s.stats.WritesAccepted++
 		s.stats.AcceptedWrites[key]++
+		s.recordWriteLocked(rc)
 	}
 	if s.taskDur == 0 {
 		s.advanceLocked()

@@ -180,6 +180,9 @@ func summary(out Outcome, check, apply bool) string {
 	}
 	msg := strings.Join(parts, "; ")
 	switch {
+	case check && apply:
+		// the apply is a write of its own (the SDN lock, PUT /cluster/sdn, each node's reload): the plan says it
+		return "would " + msg + "; then apply"
 	case check:
 		return "would " + msg
 	case out.Applied:

@@ -95,6 +95,12 @@ func apply(m *module.Module, o *ApplyOptions) (module.Result, error) {
 	values := map[string]any{"pending_objects": pendingList(pending), "apply_task": nil, "applied": false, "reapplied_for": []string{},
 		"pending_nodes": nonNil(away)}
 	var reapply []ZoneStatus
+	if len(pending) == 0 && m.CheckMode && len(o.Expect) > 0 {
+		// Check mode staged nothing: what this run's staging task would stage is not pending yet, and
+		// the real run applies it; the plan says so rather than "nothing pending".
+		return module.Result{Changed: true, Msg: "would apply " + strings.Join(o.Expect, ", ") + " (staged by this run before it; in check mode nothing is staged)",
+			Diffs: []module.Diff{{BeforeHeader: "SDN changes this run stages", AfterHeader: "applied", Before: expectList(o.Expect), After: []any{}}}, Values: values}, nil
+	}
 	if len(pending) == 0 {
 		// Nothing staged; but a node whose reload failed (or never came)
 		// still runs an older config: only applying again reloads it.
@@ -186,4 +192,12 @@ func nilIfEmpty(s string) any {
 		return nil
 	}
 	return s
+}
+
+func expectList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

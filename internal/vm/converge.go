@@ -32,7 +32,11 @@ type Options struct {
 	Parallel    int           // VMs at once; 0: DefaultParallel
 	TaskTimeout time.Duration // per PVE task; 0: 10 minutes
 	CheckMode   bool          // read and compare only
-	Nodes       Nodes         // offline nodes and maintenance (nodes.go)
+	// PlannedVNets are the VNets another task of the same check run would create (the tenant role's
+	// tenant_vrf, which check mode does not run): net0 on one that does not exist yet is planned, with
+	// a warning saying so, where a real run (and check mode without it) refuses it.
+	PlannedVNets []string
+	Nodes        Nodes // offline nodes and maintenance (nodes.go)
 }
 
 // Result is the outcome for one VM.
@@ -140,7 +144,7 @@ func planAll(ctx context.Context, api API, want []Desired, opts Options) ([]*vmP
 	if err := joinErrors(errs); err != nil {
 		return nil, err
 	}
-	if err := precheck(ctx, api, inv, plans); err != nil {
+	if err := precheck(ctx, api, inv, plans, opts); err != nil {
 		return nil, err
 	}
 	// The pool's guests outside the tenant's range squat another index's vmids: said on the result
@@ -364,7 +368,7 @@ func resolveTemplate(inv *Inventory, d Desired) (int, error) {
 }
 
 // precheck verifies, once per run and before any write, what the planned writes rely on.
-func precheck(ctx context.Context, api API, inv *Inventory, plans []*vmPlan) error {
+func precheck(ctx context.Context, api API, inv *Inventory, plans []*vmPlan, opts Options) error {
 	pools, bridges, storages := map[string]bool{}, map[string]bool{}, map[[2]string]string{}
 	for _, p := range plans {
 		if p.clone {
@@ -392,6 +396,15 @@ func precheck(ctx context.Context, api API, inv *Inventory, plans []*vmPlan) err
 	for br := range bridges {
 		var vnet map[string]any
 		if err := api.Get(ctx, "/cluster/sdn/vnets/"+url.PathEscape(br), url.Values{"pending": {"1"}}, &vnet); err != nil {
+			if opts.CheckMode && slices.Contains(opts.PlannedVNets, br) {
+				// the plan says what it assumed: the real run reads the VNet tenant_vrf made before it
+				for _, p := range plans {
+					if p.d.Bridge == br {
+						p.res.Warnings = append(p.res.Warnings, fmt.Sprintf("VM %s: VNet %s does not exist yet; check mode plans net0 on it, since tenant_vrf creates it in this run (planned_vnets)", p.d.Name, br))
+					}
+				}
+				continue
+			}
 			return fmt.Errorf("VNet %s: cannot use it for net0 (tenant_vrf creates it): %w", br, err)
 		}
 	}

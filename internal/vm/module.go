@@ -41,6 +41,8 @@ type ModuleOptions struct {
 	Parallel    int            `opt:"parallel"`
 	Timeout     int            `opt:"timeout"`
 	Adopt       bool           `opt:"adopt"`
+	// PlannedVNets: in check mode, the VNets this run's tenant_vrf would create (Options.PlannedVNets).
+	PlannedVNets []string `opt:"planned_vnets"`
 	// Tenants converges many tenants' VMs in one run (many.go): name, index and VMs per entry.
 	Tenants *[]TenantOption `opt:"tenants"`
 }
@@ -95,32 +97,33 @@ func spec() module.Spec {
 	}
 	return module.Spec{
 		Options: pve.WithConnectionOptions(map[string]*module.Option{
-			"name":        {Type: module.TypeStr, Aliases: []string{"tenant"}},
-			"index":       {Type: module.TypeInt},
-			"site":        {Type: module.TypeDict},
-			"vms":         {Type: module.TypeList, Elements: module.TypeDict, Options: vmOpts},
-			"count":       {Type: module.TypeInt},
-			"state":       {Type: module.TypeStr, Default: "started", Choices: stateChoices},
-			"cores":       {Type: module.TypeInt},
-			"memory":      {Type: module.TypeInt},
-			"disk":        {Type: module.TypeRaw},
-			"template":    {Type: module.TypeStr},
-			"node":        {Type: module.TypeStr},
-			"placement":   {Type: module.TypeStr, Default: "first", Choices: []any{"first", "spread"}},
-			"maintenance": {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
-			"vnet":        {Type: module.TypeInt, Default: 0},
-			"vnet_count":  {Type: module.TypeInt, Default: 1},
-			"storage":     {Type: module.TypeStr},
-			"full":        {Type: module.TypeBool, Default: false},
-			"ciuser":      {Type: module.TypeStr},
-			"cipassword":  {Type: module.TypeStr, NoLog: true},
-			"sshkeys":     {Type: module.TypeList, Elements: module.TypeStr},
-			"tags":        {Type: module.TypeList, Elements: module.TypeStr},
-			"description": {Type: module.TypeStr},
-			"parallel":    {Type: module.TypeInt, Default: DefaultParallel},
-			"timeout":     {Type: module.TypeInt, Default: 600},
-			"adopt":       {Type: module.TypeBool, Default: false},
-			"tenants":     tenantsOption(vmOpts),
+			"name":          {Type: module.TypeStr, Aliases: []string{"tenant"}},
+			"index":         {Type: module.TypeInt},
+			"site":          {Type: module.TypeDict},
+			"vms":           {Type: module.TypeList, Elements: module.TypeDict, Options: vmOpts},
+			"count":         {Type: module.TypeInt},
+			"state":         {Type: module.TypeStr, Default: "started", Choices: stateChoices},
+			"cores":         {Type: module.TypeInt},
+			"memory":        {Type: module.TypeInt},
+			"disk":          {Type: module.TypeRaw},
+			"template":      {Type: module.TypeStr},
+			"node":          {Type: module.TypeStr},
+			"placement":     {Type: module.TypeStr, Default: "first", Choices: []any{"first", "spread"}},
+			"maintenance":   {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
+			"vnet":          {Type: module.TypeInt, Default: 0},
+			"vnet_count":    {Type: module.TypeInt, Default: 1},
+			"storage":       {Type: module.TypeStr},
+			"full":          {Type: module.TypeBool, Default: false},
+			"ciuser":        {Type: module.TypeStr},
+			"cipassword":    {Type: module.TypeStr, NoLog: true},
+			"sshkeys":       {Type: module.TypeList, Elements: module.TypeStr},
+			"tags":          {Type: module.TypeList, Elements: module.TypeStr},
+			"description":   {Type: module.TypeStr},
+			"parallel":      {Type: module.TypeInt, Default: DefaultParallel},
+			"timeout":       {Type: module.TypeInt, Default: 600},
+			"adopt":         {Type: module.TypeBool, Default: false},
+			"planned_vnets": {Type: module.TypeList, Elements: module.TypeStr, Default: []any{}},
+			"tenants":       tenantsOption(vmOpts),
 		}),
 		// tenants stands for name, index and each tenant's VMs
 		MutuallyExclusive: [][]string{{"vms", "count"}, {"name", "tenants"}, {"index", "tenants"}, {"vms", "tenants"}, {"count", "tenants"},
@@ -385,7 +388,7 @@ func handle(m *module.Module, o *ModuleOptions) (module.Result, error) {
 	}
 	results, cerr := Converge(m.Context(), api, want, Options{
 		Parallel: par, TaskTimeout: time.Duration(o.Timeout) * time.Second, CheckMode: m.CheckMode,
-		Nodes: Nodes{Status: status, Maintenance: o.Maintenance},
+		Nodes: Nodes{Status: status, Maintenance: o.Maintenance}, PlannedVNets: o.PlannedVNets,
 	})
 	res := module.Result{Values: map[string]any{"vms": results, "pending_nodes": pendingNodes(results)}}
 	if results == nil {

@@ -96,3 +96,30 @@ func TestVNetRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestPlannedVNet: check mode plans a VM on a VNet this run's tenant_vrf would create
+// (planned_vnets) and says so in a warning; without planned_vnets, and in a real run, the missing
+// VNet refuses the run before any write.
+func TestPlannedVNet(t *testing.T) {
+	e := newSim(t)
+	args := map[string]any{"vnet_count": 2, "vms": []any{map[string]any{"index": 1}, map[string]any{"index": 2, "vnet": 1}}}
+	res, code := e.run(args, true, true)
+	if code != 1 || !strings.Contains(fmt.Sprint(res["msg"]), "VNet tn01v1: cannot use it for net0") {
+		t.Fatalf("check mode without planned_vnets: code %d, %v", code, res["msg"])
+	}
+	args["planned_vnets"] = []any{"tn01v1"}
+	res, code = e.run(args, true, true)
+	if code != 0 || res["changed"] != true || !strings.Contains(fmt.Sprint(res["warnings"]), "VM tdemo-2: VNet tn01v1 does not exist yet; check mode plans net0 on it") {
+		t.Fatalf("check mode with planned_vnets: code %d, changed %v, warnings %v, %v", code, res["changed"], res["warnings"], res["msg"])
+	}
+	if !strings.Contains(fmt.Sprint(res["diff"]), "bridge=tn01v1") {
+		t.Fatalf("the plan does not show net0 on tn01v1: %v", res["diff"])
+	}
+	if w := e.srv.Stats().Writes; w != 0 {
+		t.Fatalf("check mode wrote %d times", w)
+	}
+	res, code = e.run(args, false, false)
+	if code != 1 || !strings.Contains(fmt.Sprint(res["msg"]), "VNet tn01v1: cannot use it for net0") || e.srv.Stats().Writes != 0 {
+		t.Fatalf("real run with planned_vnets: code %d, writes %d, %v", code, e.srv.Stats().Writes, res["msg"])
+	}
+}

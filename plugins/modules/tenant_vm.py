@@ -251,6 +251,15 @@ options:
         VM is in its pool. Once taken over, a run without I(adopt) manages the VM as usual.
     type: bool
     default: false
+  planned_vnets:
+    description:
+      - In check mode only, the VNets an earlier task of the same run would create (role deevnet.tenant.tenant passes
+        the ones M(deevnet.tenant.tenant_vrf) reports with C(action=create)); check mode does not create them.
+      - A VM whose net0 is on one of them and that does not exist yet is planned as if it did, with a warning saying
+        so, instead of refused; without it (and in a real run) a missing VNet refuses the run before any write.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - deevnet.tenant.proxmox
 attributes:

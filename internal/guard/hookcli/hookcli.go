@@ -35,7 +35,14 @@ type options struct {
 	check                                 bool
 	template                              int
 	away, node                            string
-	stdout, stderr                        io.Writer
+	// joining (sweep, wire, contain; with -check only): VMID=POOL,... the VMs this run puts into a tenant's pool
+	// (tenant_vm's adopt), swept as that pool's: check mode shows the hookscript the real run's
+	// sweep sets once they are in it
+	joining string
+	// joiningVNets (wire, with -check only): VNET=POOL,... the VNets this run marks as the tenant's
+	// (tenant_vrf's adopt sets the alias Terraform's VNet lacks)
+	joiningVNets   string
+	stdout, stderr io.Writer
 }
 
 // Main runs the guard with args (os.Args[1:]) and returns its exit status: 1 with one line on
@@ -62,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.volume, "volume", SnippetVolume, "sweep: the hookscript volume to set")
 	fs.BoolVar(&o.check, "check", false, "sweep: report what would change, change nothing")
 	fs.IntVar(&o.template, "template", 0, "sweep: also set the hookscript on this template (the one the tenants clone)")
+	fs.StringVar(&o.joining, "joining", "", "sweep, wire, contain with -check: VMID=POOL,... VMs this run puts into a tenant's pool, counted as its members")
+	fs.StringVar(&o.joiningVNets, "joining-vnets", "", "wire with -check: VNET=POOL,... VNets this run marks as the tenant's")
 	fs.StringVar(&o.away, "away", "", "sweep: nodes to leave alone, comma-separated (the substrate's maintenance list)")
 	fs.StringVar(&o.node, "node", "", "contain, wire, watch: this node's name in PVE (default: the host name up to its first dot, as PVE's nodename)")
 	fs.StringVar(&o.nft, "nft", "nft", "wire, watch: the nft command that loads the table ('': only write -wire-file)")
@@ -407,6 +416,14 @@ func sweep(o options) error {
 	if o.template != 0 && !isTemplate(res, o.template) {
 		return fmt.Errorf("-template %d: no template with that vmid in /cluster/resources", o.template)
 	}
+	if o.joining != "" {
+		if !o.check {
+			return errors.New("-joining: only with -check (a real sweep reads the pools as they are)")
+		}
+		if err := joinPools(res, o.joining); err != nil {
+			return err
+		}
+	}
 	away := strings.FieldsFunc(o.away, func(c rune) bool { return c == ',' })
 	unswept := map[string]int{}
 	var errs []string
@@ -472,6 +489,23 @@ func sweep(o options) error {
 
 // tenantOf names the tenant whose pool holds vmid, "" for a VM of no tenant or one the envelope
 // file refuses (that refusal added to errs: the caller goes on with the other VMs).
+// joinPools puts each VM of spec (VMID=POOL,...) that is in no pool into POOL, in res only.
+func joinPools(res []guard.Resource, spec string) error {
+	for _, e := range strings.FieldsFunc(spec, func(c rune) bool { return c == ',' }) {
+		id, pool, ok := strings.Cut(e, "=")
+		n, err := vmid(id)
+		if !ok || err != nil || pool == "" {
+			return fmt.Errorf("-joining %q: want VMID=POOL,... with a vmid of at least 100 and a pool", e)
+		}
+		for i := range res {
+			if res[i].Type == "qemu" && res[i].VMID == n && res[i].Pool == "" {
+				res[i].Pool = pool
+			}
+		}
+	}
+	return nil
+}
+
 func tenantOf(f guard.File, res []guard.Resource, vmid int, errs *[]string) string {
 	name, _, err := f.TenantOf(res, vmid)
 	if err != nil {

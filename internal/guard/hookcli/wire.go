@@ -39,7 +39,8 @@ type sdnSubnet struct {
 // started are VMs whose ports just appeared here (the watch's events): they run here whatever
 // /cluster/resources says yet (its status lags the start by pvestatd's cycle), with their
 // configuration read where PVE keeps it (a live migration's target runs before the config moves).
-func wirePlan(f guard.File, res []guard.Resource, node string, started []int) (wire.Plan, error) {
+// marks (check mode's plan of a takeover, -joining-vnets): the alias a VNet without one gets in this run.
+func wirePlan(f guard.File, res []guard.Resource, node string, started []int, marks map[string]string) (wire.Plan, error) {
 	var tenants []wire.Tenant
 	for name, t := range f.Tenants {
 		tenants = append(tenants, wire.Tenant{Name: name, Pool: t.Pool, Bandwidth: t.Envelope.Bandwidth, Broadcast: t.Envelope.Broadcast})
@@ -51,6 +52,9 @@ func wirePlan(f guard.File, res []guard.Resource, node string, started []int) (w
 	}
 	var vnets []wire.VNet
 	for _, v := range list {
+		if a, ok := marks[v.VNet]; ok && v.Alias == "" {
+			v.Alias = a
+		}
 		if !strings.HasPrefix(v.VNet, wire.VNetPrefix) || !strings.HasPrefix(v.Alias, guard.TenantPoolPrefix) {
 			continue
 		}
@@ -148,7 +152,20 @@ func wireRun(o options, started []int) error {
 	if err != nil {
 		return err
 	}
-	p, err := wirePlan(f, res, node, started)
+	marks := map[string]string{}
+	if o.joiningVNets != "" {
+		if !o.check {
+			return errors.New("-joining-vnets: only with -check (a real run reads the VNets as they are)")
+		}
+		for _, e := range strings.FieldsFunc(o.joiningVNets, func(c rune) bool { return c == ',' }) {
+			id, alias, ok := strings.Cut(e, "=")
+			if !ok || id == "" || alias == "" {
+				return fmt.Errorf("-joining-vnets %q: want VNET=POOL,...", e)
+			}
+			marks[id] = alias
+		}
+	}
+	p, err := wirePlan(f, res, node, started, marks)
 	if err != nil {
 		return fmt.Errorf("wire on %s: %w", node, err)
 	}
@@ -178,6 +195,15 @@ func wireRun(o options, started []int) error {
 	}
 	if !loaded && len(changes) == 0 {
 		changes = append(changes, fmt.Sprintf("table bridge %s not in the kernel: loaded again", wire.Table))
+	}
+	if len(changes) == 0 {
+		// the rules differ with no port's line changed (the node's first table, a new release's
+		// rules): said, so check mode names the write too
+		was := "different"
+		if len(old) == 0 {
+			was = "absent"
+		}
+		changes = append(changes, fmt.Sprintf("table %s rewritten (it was %s)", o.wireFile, was))
 	}
 	if !o.check {
 		if err := loadWire(o, script); err != nil {
@@ -219,6 +245,15 @@ func nodeState(o options) (guard.File, []guard.Resource, string, error) {
 	f, res, err := state(o)
 	if err != nil {
 		return guard.File{}, nil, "", err
+	}
+	if o.joining != "" {
+		// check mode's plan of a takeover, as for the sweep: the VMs this run puts into a pool
+		if !o.check {
+			return guard.File{}, nil, "", errors.New("-joining: only with -check (a real run reads the pools as they are)")
+		}
+		if err := joinPools(res, o.joining); err != nil {
+			return guard.File{}, nil, "", err
+		}
 	}
 	node, err := nodeName(o)
 	return f, res, node, err

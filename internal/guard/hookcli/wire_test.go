@@ -145,3 +145,38 @@ func TestWatchAdmitsAPortWhenItAppears(t *testing.T) {
 		t.Fatalf("10102's QEMU (pid 4102) not placed in tdemo's group: cgroup.procs %q; stdout %q stderr %q", procs, stdout.String(), stderr.String())
 	}
 }
+
+// A node's first table with no tenant port on it (a fabric before its first VM) is still a write:
+// -check says so, naming the file, and writes nothing; the run writes it; the next run says nothing.
+func TestWireNamesTheFirstTableWithNoPort(t *testing.T) {
+	answer := fakePvesh(t)
+	envelopes := filepath.Join(t.TempDir(), EnvelopeFile)
+	if err := os.WriteFile(envelopes, []byte(`{"tenants": {"tdemo": {"pool": "tenant-tdemo", "envelope": {"vms": 8, "cores": 16, "memory": 32768, "disk": 256}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	answer("/cluster/resources", []map[string]any{})
+	answer("/cluster/sdn/vnets", []map[string]any{})
+	p02 := newNode(t, "p02", nil)
+	file := filepath.Join(t.TempDir(), "wire.nft")
+	wire := func(args ...string) string {
+		t.Helper()
+		out, errOut, rc := p02.guard(t, envelopes, append([]string{"-nft=", "-wire-file", file}, args...)...)
+		if rc != 0 {
+			t.Fatalf("wire %v: exit %d: %s", args, rc, errOut)
+		}
+		return out
+	}
+	want := "wire on p02: table " + file + " rewritten (it was absent)\n"
+	if out := wire("-check", "wire"); out != want {
+		t.Fatalf("-check: %q, want %q", out, want)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("-check wrote the table: %v", err)
+	}
+	if out := wire("wire"); out != want {
+		t.Fatalf("first run: %q, want %q", out, want)
+	}
+	if out := wire("wire"); out != "" {
+		t.Fatalf("second run: %q", out)
+	}
+}
