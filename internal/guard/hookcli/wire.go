@@ -160,7 +160,7 @@ func wireRun(o options, started []int) error {
 		for _, e := range strings.FieldsFunc(o.joiningVNets, func(c rune) bool { return c == ',' }) {
 			id, alias, ok := strings.Cut(e, "=")
 			if !ok || id == "" || alias == "" {
-				return fmt.Errorf("-joining-vnets %q: want VNET=POOL,...", e)
+				return fmt.Errorf("-joining-vnets %q: want VNET=POOL, comma-separated", e)
 			}
 			marks[id] = alias
 		}
