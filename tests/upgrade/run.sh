@@ -8,8 +8,8 @@
 #      tarball (FILE) into another;
 #   2. pvesim, PowerDNS and Unbound on 127.0.0.1 (extensions/molecule/shared/lab.sh, stopped by PID
 #      at exit); with the OLD collection: onboard, fabric and tenant for tdemo and tother, verify
-#      both (the site report), then tdemo's own repository (examples/tenant copied, its attachment
-#      file and declaration, site.yml) as a tenant runs it;
+#      both (the site report), then tdemo's own repository (the old tree's examples/tenant copied,
+#      its attachment file and declaration, site.yml) as a tenant runs it;
 #   3. with the NEW collection on the same state: onboard, fabric, tenant and verify for both, then
 #      the tenant's repository again; then it asserts:
 #      - no write to PVE: pvesim's /_sim/stats, by "METHOD /route", counted over the new runs;
@@ -105,11 +105,14 @@ play(){ # side name playbook [extra args]
     tail -40 "$tmp/$side-$name.log"; echo "FAIL  $side collection: $name ($pb), log above"; exit 1
   fi
 }
-# tdemo's own repository (examples/tenant as a tenant copies it), run as a tenant runs it: its
-# attachment file, its declaration, the collection installed for it, `ansible-playbook site.yml`.
+# tdemo's own repository, run as a tenant runs it: its attachment file, its declaration, the
+# collection installed for it, `ansible-playbook site.yml`. The repository is the one the tenant made
+# from the release the site ran (the old tree's examples/tenant), kept as it is when the collection
+# is upgraded: an upgrade does not rewrite a tenant's repository (this tree's example may use what only
+# this release has; test-guide runs it).
 tenant_repo(){ # side
   local side=$1 dir=$tmp/deevnet-tenant-tdemo
-  rm -rf "$dir"; cp -r "$root/examples/tenant" "$dir"
+  rm -rf "$dir"; cp -r "$old/examples/tenant" "$dir"
   cp "$lab/attachments/tdemo.yml" "$dir/attachment.yml"; cp "$shared/tdemo.yml" "$dir/tenant.yml"
   if (cd "$dir" && ANSIBLE_COLLECTIONS_PATH=$tmp/coll-$side "$venv/bin/ansible-playbook" -i localhost, \
         -e ansible_python_interpreter="$venv/bin/python" site.yml) > "$tmp/$side-tenant-repo.log" 2>&1; then
