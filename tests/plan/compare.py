@@ -65,7 +65,7 @@ def describe(w):
 def task_key(r):
     """A task's file and name, not its line: a write ansible.builtin.uri makes (it does not run in check
     mode) has a check-mode twin of the same name beside it (roles/tenant_dns_zone), which is its plan."""
-    path, _, name = r['key'].partition('|')
+    path, _sep, name = r['key'].partition('|')
     return re.sub(r':[0-9]+$', '', path) + '|' + name
 
 
